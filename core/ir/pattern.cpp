@@ -212,15 +212,35 @@ UOp PatternMatcher::rewrite(const UOp& u, void* ctx) const {
 
 namespace {
 
-// Memo of finished nodes. Keys hold a reference so an intermediate node cannot die and have its address
-// reused by a different node while the rewrite runs.
+// Memo of finished nodes: an open-addressing map from node to result. Keys hold a reference so an
+// intermediate node cannot die and have its address reused by a different node while the rewrite runs.
 struct Memo {
-  std::unordered_map<const UOpNode*, std::pair<UOp, UOp>> map;
+  std::vector<std::pair<UOp, UOp>> entries;
+  std::vector<uint32_t> slots = std::vector<uint32_t>(1024, kEmpty);  // index into entries
+  static constexpr uint32_t kEmpty = ~0u;
+
+  size_t home(const UOpNode* n) const { return (n->hash ^ (n->hash >> 29)) & (slots.size() - 1); }
   const UOp* find(const UOp& u) const {
-    auto it = map.find(u.get());
-    return it == map.end() ? nullptr : &it->second.second;
+    for (size_t i = home(u.get());; i = (i + 1) & (slots.size() - 1)) {
+      uint32_t e = slots[i];
+      if (e == kEmpty) return nullptr;
+      if (entries[e].first == u) return &entries[e].second;
+    }
   }
-  void put(const UOp& k, const UOp& v) { map.emplace(k.get(), std::make_pair(k, v)); }
+  void put(const UOp& k, const UOp& v) {
+    if (find(k)) return;
+    if (2 * (entries.size() + 1) > slots.size()) {
+      slots.assign(slots.size() * 2, kEmpty);
+      for (uint32_t e = 0; e < entries.size(); e++) place(e);
+    }
+    entries.emplace_back(k, v);
+    place(uint32_t(entries.size() - 1));
+  }
+  void place(uint32_t e) {
+    size_t i = home(entries[e].first.get());
+    while (slots[i] != kEmpty) i = (i + 1) & (slots.size() - 1);
+    slots[i] = e;
+  }
 };
 
 // Rebuilds u with its sources replaced by their rewritten forms; null when no source changed.
@@ -237,7 +257,6 @@ UOp rebuild(const UOp& u, const Memo& memo, std::vector<UOp>& scratch) {
 
 UOp rewrite_bottom_up(const UOp& root, const PatternMatcher& pm, void* ctx) {
   Memo memo;
-  memo.map.reserve(1024);
   struct Frame {
     UOp n;
     UOp next;  // the node n was rewritten to, waiting for its own rewrite
@@ -282,7 +301,6 @@ UOp rewrite_bottom_up(const UOp& root, const PatternMatcher& pm, void* ctx) {
 
 UOp rewrite_top_down(const UOp& root, const PatternMatcher& pm, void* ctx) {
   Memo memo;
-  memo.map.reserve(1024);
   struct Frame {
     UOp n;   // the original node
     UOp at;  // n after rules stopped firing at the top; its sources are rewritten next

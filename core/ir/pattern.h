@@ -113,8 +113,8 @@ SLUICE_UPAT_SCALAR(%)
 // while both the pattern and the matched node are alive.
 struct Match {
   static constexpr int kMaxCaptures = 16;
-  std::array<const char*, kMaxCaptures> names{};
-  std::array<const UOp*, kMaxCaptures> nodes{};
+  std::array<const char*, kMaxCaptures> names;  // only [0, count) is meaningful: left uninitialized
+  std::array<const UOp*, kMaxCaptures> nodes;
   int count = 0;
   void* ctx = nullptr;  // the graph_rewrite context, if any
 

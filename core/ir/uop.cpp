@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "core/error.h"
 
@@ -97,40 +98,77 @@ struct Key {  // a node-to-be, looked up without building it
 size_t node_hash(Op op, DType dt, std::span<const UOp> src, const Arg& arg) {
   size_t h = mix(size_t(op) * 0x100000001b3ull, std::hash<DType>{}(dt));
   for (const UOp& s : src) h = mix(h, s.hash());
-  return mix(h, arg_hash(arg));
+  h = mix(h, arg_hash(arg));
+  // Finalizer (murmur3 fmix64): the table uses both the top bits (shard) and the low bits (slot).
+  h ^= h >> 33, h *= 0xff51afd7ed558ccdull, h ^= h >> 33, h *= 0xc4ceb9fe1a85ec53ull, h ^= h >> 33;
+  return h;
 }
 }  // namespace
 
-// Sharded by hash so threads building graphs rarely contend. Lookups take the shard lock and add a
-// reference; the last reference is only ever dropped under the shard lock (see release), so a node found
-// in the table is always alive.
+// Sharded by hash so threads building graphs rarely contend. Each shard is an open-addressing table
+// (linear probing, backward-shift deletion): no allocation per entry and one cache line per probe, which
+// is most of the cost of building and dropping nodes. Lookups take the shard lock and add a reference; the
+// last reference is only ever dropped under the shard lock (see release), so a node found in the table is
+// always alive.
 struct UOpTable {
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(const UOpNode* n) const { return n->hash; }
-    size_t operator()(const Key& k) const { return k.hash; }
-  };
-  struct Eq {
-    using is_transparent = void;
-    static bool same(const UOpNode* n, const Key& k) {
-      if (n->hash != k.hash || n->op != k.op || !(n->dtype == k.dtype) || n->nsrc != k.src.size())
-        return false;
-      auto s = n->src();
-      for (size_t i = 0; i < s.size(); i++)
-        if (s[i].get() != k.src[i].get()) return false;
-      return arg_equal(n->arg, *k.arg);
-    }
-    bool operator()(const UOpNode* a, const UOpNode* b) const { return a == b; }
-    bool operator()(const Key& k, const UOpNode* n) const { return same(n, k); }
-    bool operator()(const UOpNode* n, const Key& k) const { return same(n, k); }
-  };
+  static bool same(const UOpNode* n, const Key& k) {
+    if (n->hash != k.hash || n->op != k.op || !(n->dtype == k.dtype) || n->nsrc != k.src.size()) return false;
+    auto s = n->src();
+    for (size_t i = 0; i < s.size(); i++)
+      if (s[i].get() != k.src[i].get()) return false;
+    return arg_equal(n->arg, *k.arg);
+  }
+
   struct Shard {
     std::mutex mu;
-    std::unordered_set<UOpNode*, Hash, Eq> set;
+    std::vector<UOpNode*> slots = std::vector<UOpNode*>(64, nullptr);
+    size_t count = 0;
+
+    size_t mask() const { return slots.size() - 1; }
+    size_t home(size_t hash) const { return (hash ^ (hash >> 32)) & mask(); }
+    UOpNode* find(const Key& k) const {
+      for (size_t i = home(k.hash);; i = (i + 1) & mask()) {
+        UOpNode* n = slots[i];
+        if (!n || same(n, k)) return n;
+      }
+    }
+    void insert(UOpNode* n) {
+      if (2 * (count + 1) > slots.size()) grow();
+      size_t i = home(n->hash);
+      while (slots[i]) i = (i + 1) & mask();
+      slots[i] = n;
+      count++;
+    }
+    void grow() {
+      std::vector<UOpNode*> old(slots.size() * 2, nullptr);
+      old.swap(slots);
+      for (UOpNode* n : old)
+        if (n) {
+          size_t i = home(n->hash);
+          while (slots[i]) i = (i + 1) & mask();
+          slots[i] = n;
+        }
+    }
+    void erase(const UOpNode* n) {
+      size_t i = home(n->hash);
+      while (slots[i] != n) i = (i + 1) & mask();
+      // Backward shift: pull later entries of the probe run into the hole unless that would move them
+      // before their home slot.
+      for (size_t j = (i + 1) & mask(); slots[j]; j = (j + 1) & mask()) {
+        size_t h = home(slots[j]->hash);
+        bool movable = i <= j ? (h <= i || h > j) : (h <= i && h > j);
+        if (movable) {
+          slots[i] = slots[j];
+          i = j;
+        }
+      }
+      slots[i] = nullptr;
+      count--;
+    }
   };
   static constexpr size_t kShards = 64;
   Shard shards[kShards];
-  Shard& shard(size_t hash) { return shards[(hash >> 7) % kShards]; }
+  Shard& shard(size_t hash) { return shards[(hash >> 58) % kShards]; }
 
   static UOpTable& get() {
     static UOpTable* t = new UOpTable;  // never destroyed: handles in static objects may outlive main
@@ -148,12 +186,12 @@ struct UOpTable {
   UOpNode* intern(const Key& k) {
     Shard& sh = shard(k.hash);
     std::lock_guard lock(sh.mu);
-    if (auto it = sh.set.find(k); it != sh.set.end()) {
-      (*it)->refs.fetch_add(1, std::memory_order_relaxed);
-      return *it;
+    if (UOpNode* n = sh.find(k)) {
+      n->refs.fetch_add(1, std::memory_order_relaxed);
+      return n;
     }
     UOpNode* n = create(k);
-    sh.set.insert(n);
+    sh.insert(n);
     return n;
   }
 
@@ -176,7 +214,7 @@ struct UOpTable {
         Shard& sh = shard(m->hash);
         std::lock_guard lock(sh.mu);
         if (m->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
-        sh.set.erase(m);
+        sh.erase(m);
       }
       UOp* s = reinterpret_cast<UOp*>(m + 1);
       for (uint32_t i = 0; i < m->nsrc; i++) {
@@ -193,7 +231,7 @@ struct UOpTable {
     size_t total = 0;
     for (Shard& sh : shards) {
       std::lock_guard lock(sh.mu);
-      total += sh.set.size();
+      total += sh.count;
     }
     return total;
   }
