@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages the build needs, only those that are missing.
+#
+#   scripts/install-deps.sh                 # the `core` group
+#   scripts/install-deps.sh vulkan opencl   # core plus optional groups (also: SLUICE_DEPS="vulkan opencl")
+#   scripts/install-deps.sh --list          # print the table and exit
+#
+# Idempotent: when everything is present it says so and touches nothing (no apt-get update).
+set -euo pipefail
+
+# ---------------------------------------------------------------------------------------------------
+# The package table: "group: packages". `core` is always installed; other groups on request.
+# ---------------------------------------------------------------------------------------------------
+PACKAGES=(
+  "core:      build-essential cmake ninja-build pkg-config"  # compiler, build system
+  "core:      clang clang-format"                            # second compiler, formatting
+  "core:      libgtest-dev googletest"                       # tests/
+  "core:      libbenchmark-dev"                              # tools/bench/
+)
+
+usage() { sed -n '2,7s/^# \{0,1\}//p' "$0"; }
+
+groups=(core)
+for arg in ${SLUICE_DEPS:-} "$@"; do
+  case "$arg" in
+    -h | --help) usage; exit 0 ;;
+    --list) printf '%s\n' "${PACKAGES[@]}"; exit 0 ;;
+    -*) echo "install-deps: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
+    *) groups+=("$arg") ;;
+  esac
+done
+
+# Collect the packages of the requested groups, in table order, without duplicates.
+wanted=()
+for g in "${groups[@]}"; do
+  found=0
+  for row in "${PACKAGES[@]}"; do
+    [[ "${row%%:*}" == "$g" ]] || continue
+    found=1
+    for p in ${row#*:}; do
+      [[ " ${wanted[*]-} " == *" $p "* ]] || wanted+=("$p")
+    done
+  done
+  if [[ $found == 0 ]]; then
+    echo "install-deps: unknown group '$g' (groups: $(printf '%s\n' "${PACKAGES[@]}" | cut -d: -f1 | sort -u | xargs))" >&2
+    exit 2
+  fi
+done
+
+missing=()
+for p in "${wanted[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == installed ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} == 0 ]]; then
+  echo "install-deps: all build dependencies present (groups: ${groups[*]})"
+  exit 0
+fi
+
+cmd="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+if [[ $(id -u) != 0 ]]; then
+  echo "install-deps: missing packages: ${missing[*]}" >&2
+  echo "install-deps: not root; run as root:  $cmd" >&2
+  exit 1
+fi
+
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends "${missing[@]}"
+echo "install-deps: done"
