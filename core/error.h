@@ -54,10 +54,12 @@ struct Raise {
 }  // namespace sluice
 
 // Throws E with "[func] <message>" unless cond holds. The name defaults to the enclosing function.
-#define SLUICE_CHECK_AS(E, cond) \
-  if (cond) {                    \
-  } else                         \
-    ::sluice::detail::Raise<E>{} & ::sluice::detail::ErrorStream(__func__)
+#define SLUICE_CHECK_AS(E, cond) SLUICE_CHECK_IN(E, __func__, cond)
+// The same with the name given, for checks that run on behalf of another function.
+#define SLUICE_CHECK_IN(E, func, cond) \
+  if (cond) {                          \
+  } else                               \
+    ::sluice::detail::Raise<E>{} & ::sluice::detail::ErrorStream(func)
 #define SLUICE_CHECK(cond) SLUICE_CHECK_AS(::sluice::Error, cond)
 // Unconditional: SLUICE_FAIL(ShapeError, "reshape") << "...";
 #define SLUICE_FAIL(E, func) ::sluice::detail::Raise<E>{} & ::sluice::detail::ErrorStream(func)

@@ -92,7 +92,6 @@ enum OpGroup : uint16_t {
   X(Xor, "XOR", kBinary | kCommutative)         \
   X(Shl, "SHL", kBinary)                        \
   X(Shr, "SHR", kBinary)                        \
-  X(ThreeFry, "THREEFRY", kBinary)              \
   /* ternary ALU */                             \
   X(Where, "WHERE", kTernary)                   \
   X(MulAcc, "MULACC", kTernary)

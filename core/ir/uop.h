@@ -20,6 +20,7 @@
 
 #include "core/ir/dtype.h"
 #include "core/ir/ops.h"
+#include "core/ir/view.h"
 
 namespace sluice {
 
@@ -50,6 +51,25 @@ using Arg = std::variant<std::monostate, bool, int64_t, double, std::string, std
 bool arg_equal(const Arg& a, const Arg& b);  // doubles by bits, objects by equals()
 size_t arg_hash(const Arg& a);
 std::string arg_str(const Arg& a);
+
+// arg of UNIQUE: a fresh identity for each buffer, equal only to itself. The runtime hangs the buffer's
+// memory on it (the payload), so that memory lives exactly as long as some graph refers to the buffer.
+// The payload does not take part in equality or hashing; set_payload may be called from any thread.
+class Identity final : public ArgObject {
+ public:
+  Identity();  // the next id of a process-wide counter
+  int64_t id() const { return id_; }
+  std::shared_ptr<void> payload() const;
+  void set_payload(std::shared_ptr<void> p) const;
+
+  size_t hash() const override { return std::hash<int64_t>{}(id_); }
+  bool equals(const ArgObject& o) const override { return this == &o; }
+  std::string str() const override { return std::to_string(id_); }
+
+ private:
+  int64_t id_;
+  mutable std::shared_ptr<void> payload_;  // guarded by an internal mutex
+};
 
 class UOpNode;
 
@@ -112,6 +132,42 @@ class UOp {
   // --- range analysis: bounds on the value (exact for |v| <= 2^53; dtype limits when unknown) ---
   double vmin() const;
   double vmax() const;
+
+  // --- tensor-level graphs (DESIGN.md §2, "Tensor graph") ---
+  // The shape of a tensor-level node, inferred from its sources and arg and cached on the node. Throws
+  // ShapeError for kernel-level nodes, which have none.
+  const Shape& shape() const;
+  int64_t numel() const { return prod(shape()); }
+  // A new buffer: BUFFER(DEVICE(device), UNIQUE) with arg = size in elements; every call is distinct.
+  static UOp new_buffer(const std::string& device, DType dt, int64_t size);
+  static UOp device_node(const std::string& device);  // DEVICE with arg = name
+  // A scalar constant living on a device: CONST(DEVICE) of shape ().
+  static UOp const_on(const std::string& device, DType dt, double v);
+  static UOp const_int_on(const std::string& device, DType dt, int64_t v);
+  // The device named by this node's DEVICE source (BUFFER, tensor-level CONST, COPY); "" when it has none.
+  std::string device() const;
+  // Identity of a BUFFER node (its UNIQUE's arg).
+  const Identity& buffer_identity() const;
+  // The name of the tensor-level op that first built this node ("relu", "matmul"), or nullptr. Not part of
+  // the node's identity: the first tag set wins. Names must be string literals (they are never freed).
+  // The scheduler reports the tags of the nodes it fuses as each kernel's metadata.
+  const char* tag() const;
+  const UOp& tagged(const char* name) const;  // sets the tag if unset; returns this
+
+  // Movement ops. Arguments are checked (ShapeError naming the op and the values); an op that changes
+  // nothing returns this node. Pad and shrink take one (begin, end) pair per axis.
+  UOp reshape(const Shape& new_shape) const;
+  UOp permute(const Shape& axes) const;  // axis a of the result is axis axes[a] of this node
+  UOp expand(const Shape& new_shape) const;
+  UOp pad(const Bounds& pads) const;       // (before, after) >= 0
+  UOp shrink(const Bounds& bounds) const;  // [begin, end)
+  UOp flip(const Shape& axes) const;
+  // REDUCE_AXIS with op ADD, MUL or MAX over distinct axes; reduced axes keep size 1.
+  UOp reduce(Op op, const Shape& axes) const;
+  UOp contiguous() const;                        // CONTIGUOUS: realize here
+  UOp detach() const;                            // DETACH: the same value, no gradient
+  UOp copy_to(const std::string& device) const;  // COPY(x, DEVICE)
+  UOp assign(const UOp& value) const;            // ASSIGN(target = this, value): in-place write
 
   // --- building ALU nodes (dtype from the sources; comparisons give bool) ---
   UOp alu(Op op) const;
@@ -181,6 +237,11 @@ class UOpNode {
   // Range-analysis cache, filled on first use (any thread; the values are a pure function of the node).
   mutable std::atomic<uint8_t> range_ready{0};
   mutable std::atomic<double> vmin{0}, vmax{0};
+  // Shape cache of tensor-level nodes, filled on first use (see UOp::shape).
+  mutable std::atomic<const Shape*> shape{nullptr};
+  mutable std::atomic<const char*> tag{nullptr};  // see UOp::tag
+
+  ~UOpNode() { delete shape.load(std::memory_order_relaxed); }
 };
 
 inline UOp::UOp(const UOp& o) noexcept : n_(o.n_) {

@@ -140,6 +140,60 @@ size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6
 
 }  // namespace
 
+void check_reshape(const Shape& shape, const Shape& new_shape) {
+  check_sizes("reshape", new_shape);
+  SLUICE_CHECK_IN(ShapeError, "reshape", prod(shape) == prod(new_shape))
+      << "cannot reshape " << tuple_str(shape) << " to " << tuple_str(new_shape);
+}
+
+void check_permute(const Shape& shape, const Shape& axes) {
+  std::vector<bool> seen(shape.size());
+  bool ok = axes.size() == shape.size();
+  for (int64_t a : axes) {
+    ok = ok && a >= 0 && a < int64_t(shape.size()) && !seen[size_t(a)];
+    if (ok) seen[size_t(a)] = true;
+  }
+  SLUICE_CHECK_IN(ShapeError, "permute", ok)
+      << tuple_str(axes) << " is not a permutation of the axes of " << tuple_str(shape);
+}
+
+void check_expand(const Shape& shape, const Shape& new_shape) {
+  bool ok = new_shape.size() == shape.size();
+  for (size_t i = 0; ok && i < shape.size(); i++)
+    ok = new_shape[i] >= 0 && (shape[i] == new_shape[i] || shape[i] == 1);
+  SLUICE_CHECK_IN(ShapeError, "expand", ok)
+      << "cannot expand " << tuple_str(shape) << " to " << tuple_str(new_shape);
+}
+
+void check_pad(const Shape& shape, const Bounds& pads) {
+  check_pairs("pad", shape, pads);
+  SLUICE_CHECK_IN(
+      ShapeError, "pad",
+      std::all_of(pads.begin(), pads.end(), [](auto& p) { return p.first >= 0 && p.second >= 0; }))
+      << "negative padding " << tuple_str(pads) << " for " << tuple_str(shape);
+}
+
+void check_shrink(const Shape& shape, const Bounds& bounds) {
+  check_pairs("shrink", shape, bounds);
+  for (size_t i = 0; i < shape.size(); i++) {
+    auto [b, e] = bounds[i];
+    SLUICE_CHECK_IN(ShapeError, "shrink", 0 <= b && b <= e && e <= shape[i])
+        << "cannot shrink " << tuple_str(shape) << " to " << tuple_str(bounds) << ": axis " << i
+        << " needs 0 <= begin <= end <= " << shape[i];
+  }
+}
+
+void check_flip(const Shape& shape, const Shape& axes) {
+  std::vector<bool> flipped(shape.size());
+  for (int64_t a : axes) {
+    SLUICE_CHECK_IN(ShapeError, "flip", a >= 0 && a < int64_t(shape.size()))
+        << "axis " << a << " is out of range for " << tuple_str(shape);
+    SLUICE_CHECK_IN(ShapeError, "flip", !flipped[size_t(a)])
+        << "axis " << a << " appears twice in " << tuple_str(axes);
+    flipped[size_t(a)] = true;
+  }
+}
+
 int64_t prod(std::span<const int64_t> v) {
   int64_t p = 1;
   for (int64_t x : v) p *= x;
@@ -202,9 +256,7 @@ View View::create(Shape shape, Shape strides, int64_t offset, std::optional<Boun
 }
 
 std::optional<View> View::reshape(const Shape& new_shape) const {
-  check_sizes("reshape", new_shape);
-  SLUICE_CHECK_AS(ShapeError, prod(shape) == prod(new_shape))
-      << "cannot reshape " << tuple_str(shape) << " to " << tuple_str(new_shape);
+  check_reshape(shape, new_shape);
   if (shape == new_shape) return *this;
   if (size() == 0 || contiguous) return create(new_shape);
   if (mask && std::any_of(mask->begin(), mask->end(), [](auto& m) { return m.first >= m.second; })) {
@@ -245,14 +297,7 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
 }
 
 View View::permute(const Shape& axes) const {
-  std::vector<bool> seen(shape.size());
-  bool ok = axes.size() == shape.size();
-  for (int64_t a : axes) {
-    ok = ok && a >= 0 && a < int64_t(shape.size()) && !seen[a];
-    if (ok) seen[a] = true;
-  }
-  SLUICE_CHECK_AS(ShapeError, ok) << tuple_str(axes) << " is not a permutation of the axes of "
-                                  << tuple_str(shape);
+  check_permute(shape, axes);
   Shape s, st;
   std::optional<Bounds> m;
   if (mask) m.emplace();
@@ -265,10 +310,7 @@ View View::permute(const Shape& axes) const {
 }
 
 View View::expand(const Shape& new_shape) const {
-  bool ok = new_shape.size() == shape.size();
-  for (size_t i = 0; ok && i < shape.size(); i++)
-    ok = new_shape[i] >= 0 && (shape[i] == new_shape[i] || shape[i] == 1);
-  SLUICE_CHECK_AS(ShapeError, ok) << "cannot expand " << tuple_str(shape) << " to " << tuple_str(new_shape);
+  check_expand(shape, new_shape);
   if (size() == 0) return create(new_shape);
   std::optional<Bounds> m = mask;
   if (m)
@@ -280,10 +322,7 @@ View View::expand(const Shape& new_shape) const {
 }
 
 View View::pad(const Bounds& pads) const {
-  check_pairs("pad", shape, pads);
-  SLUICE_CHECK_AS(ShapeError, std::all_of(pads.begin(), pads.end(),
-                                          [](auto& p) { return p.first >= 0 && p.second >= 0; }))
-      << "negative padding " << tuple_str(pads) << " for " << tuple_str(shape);
+  check_pad(shape, pads);
   if (std::all_of(pads.begin(), pads.end(), [](auto& p) { return p.first == 0 && p.second == 0; }))
     return *this;
   Bounds arg, valid;
@@ -295,24 +334,14 @@ View View::pad(const Bounds& pads) const {
 }
 
 View View::shrink(const Bounds& bounds) const {
-  check_pairs("shrink", shape, bounds);
-  for (size_t i = 0; i < shape.size(); i++) {
-    auto [b, e] = bounds[i];
-    SLUICE_CHECK_AS(ShapeError, 0 <= b && b <= e && e <= shape[i])
-        << "cannot shrink " << tuple_str(shape) << " to " << tuple_str(bounds) << ": axis " << i
-        << " needs 0 <= begin <= end <= " << shape[i];
-  }
+  check_shrink(shape, bounds);
   return resize(*this, bounds, std::nullopt);
 }
 
 View View::flip(const Shape& axes) const {
+  check_flip(shape, axes);
   std::vector<bool> flipped(shape.size());
-  for (int64_t a : axes) {
-    SLUICE_CHECK_AS(ShapeError, a >= 0 && a < int64_t(shape.size()))
-        << "axis " << a << " is out of range for " << tuple_str(shape);
-    SLUICE_CHECK_AS(ShapeError, !flipped[a]) << "axis " << a << " appears twice in " << tuple_str(axes);
-    flipped[a] = true;
-  }
+  for (int64_t a : axes) flipped[size_t(a)] = true;
   Shape st = strides;
   std::optional<Bounds> m = mask;
   int64_t off = offset;

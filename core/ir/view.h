@@ -32,6 +32,15 @@ int64_t prod(std::span<const int64_t> v);
 std::string tuple_str(std::span<const int64_t> v);
 std::string tuple_str(const Bounds& b);
 
+// Argument checks of the movement ops, shared by View, ShapeTracker and the tensor-level builders on UOp.
+// Each throws ShapeError naming the op and the values: `[reshape] cannot reshape (2, 3) to (4,)`.
+void check_reshape(const Shape& shape, const Shape& new_shape);  // same size, no negative sizes
+void check_permute(const Shape& shape, const Shape& axes);       // a permutation of 0..ndim-1
+void check_expand(const Shape& shape, const Shape& new_shape);   // only size-1 axes change
+void check_pad(const Shape& shape, const Bounds& pads);          // one (before, after) >= 0 per axis
+void check_shrink(const Shape& shape, const Bounds& bounds);     // 0 <= begin <= end <= size per axis
+void check_flip(const Shape& shape, const Shape& axes);          // distinct axes in range
+
 struct View {
   Shape shape, strides;
   int64_t offset = 0;
