@@ -119,50 +119,54 @@ struct UOpTable {
     return arg_equal(n->arg, *k.arg);
   }
 
+  // A slot keeps the node's hash beside its pointer, so probing past other nodes touches only the slot
+  // array, not the nodes themselves (which are scattered over the heap).
+  struct Slot {
+    size_t hash = 0;
+    UOpNode* node = nullptr;
+  };
   struct Shard {
     std::mutex mu;
-    std::vector<UOpNode*> slots = std::vector<UOpNode*>(64, nullptr);
+    std::vector<Slot> slots = std::vector<Slot>(64);
     size_t count = 0;
 
     size_t mask() const { return slots.size() - 1; }
     size_t home(size_t hash) const { return (hash ^ (hash >> 32)) & mask(); }
     UOpNode* find(const Key& k) const {
       for (size_t i = home(k.hash);; i = (i + 1) & mask()) {
-        UOpNode* n = slots[i];
-        if (!n || same(n, k)) return n;
+        const Slot& sl = slots[i];
+        if (!sl.node || (sl.hash == k.hash && same(sl.node, k))) return sl.node;
       }
     }
-    void insert(UOpNode* n) {
-      if (2 * (count + 1) > slots.size()) grow();
+    void place(UOpNode* n) {
       size_t i = home(n->hash);
-      while (slots[i]) i = (i + 1) & mask();
-      slots[i] = n;
-      count++;
+      while (slots[i].node) i = (i + 1) & mask();
+      slots[i] = {n->hash, n};
     }
-    void grow() {
-      std::vector<UOpNode*> old(slots.size() * 2, nullptr);
-      old.swap(slots);
-      for (UOpNode* n : old)
-        if (n) {
-          size_t i = home(n->hash);
-          while (slots[i]) i = (i + 1) & mask();
-          slots[i] = n;
-        }
+    void insert(UOpNode* n) {
+      if (2 * (count + 1) > slots.size()) {
+        std::vector<Slot> old(slots.size() * 2);
+        old.swap(slots);
+        for (const Slot& sl : old)
+          if (sl.node) place(sl.node);
+      }
+      place(n);
+      count++;
     }
     void erase(const UOpNode* n) {
       size_t i = home(n->hash);
-      while (slots[i] != n) i = (i + 1) & mask();
+      while (slots[i].node != n) i = (i + 1) & mask();
       // Backward shift: pull later entries of the probe run into the hole unless that would move them
       // before their home slot.
-      for (size_t j = (i + 1) & mask(); slots[j]; j = (j + 1) & mask()) {
-        size_t h = home(slots[j]->hash);
+      for (size_t j = (i + 1) & mask(); slots[j].node; j = (j + 1) & mask()) {
+        size_t h = home(slots[j].hash);
         bool movable = i <= j ? (h <= i || h > j) : (h <= i && h > j);
         if (movable) {
           slots[i] = slots[j];
           i = j;
         }
       }
-      slots[i] = nullptr;
+      slots[i] = Slot{};
       count--;
     }
   };
