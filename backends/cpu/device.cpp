@@ -1,0 +1,112 @@
+#include "backends/cpu/device.h"
+
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "backends/cpu/allocator.h"
+#include "backends/cpu/compiler.h"
+#include "backends/cpu/program.h"
+#include "backends/cpu/queue.h"
+
+namespace sluice::cpu {
+namespace {
+
+constexpr int kCompute = 0, kCopy = 1;  // slots in Device::queues_
+
+double ms(uint64_t ns) { return double(ns) / 1e6; }
+
+class Device final : public hcq::Device {
+ public:
+  explicit Device(std::string name) : hcq::Device(std::move(name), 1, 1) {
+    allocator_ = make_allocator(*this);
+    compiler_ = make_compiler();
+    for (int k : {kCompute, kCopy}) queues_[k] = start_queue(config(k));
+  }
+
+  // Queues drain and stop before the allocator and timeline (base members) go.
+  ~Device() override {
+    for (auto& q : queues_) q.reset();
+  }
+
+  std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary& binary,
+                                             hcq::KernelLayout layout) override {
+    return cpu::load_program(*this, name, binary, layout);
+  }
+
+  std::string explain_stall(const hcq::Signal&, uint64_t) override {
+    std::lock_guard reset(reset_mu_);
+    std::ostringstream os;
+    const uint64_t now = hcq::now_ns();
+    const auto hang_ns = uint64_t(hang_timeout().count());
+    for (int k : {kCompute, kCopy}) {
+      QueueStatus st = queues_[k]->status();
+      const std::string& q = config_names_[k];
+      if (k != kCompute) os << "; ";
+      switch (st.phase) {
+        case QueueStatus::Idle: os << q << " is idle"; break;
+        case QueueStatus::Waiting:
+          os << q << " waits for signal '" << st.signal->name() << "' to reach " << st.value << " (value "
+             << st.signal->value() << ")";
+          break;
+        case QueueStatus::Running: {
+          uint64_t ran = now > st.since_ns ? now - st.since_ns : 0;
+          os << "kernel '" << st.program->name() << "' on " << q << " has run for " << ms(ran) << " ms";
+          if (ran > hang_ns && reset_hung_queue(k, st, ran))
+            os << ", past the hang timeout of " << ms(hang_ns)
+               << " ms: the queue was reset and its pending work failed";
+          break;
+        }
+      }
+    }
+    return os.str();
+  }
+
+ protected:
+  uint64_t do_submit(const hcq::HwQueue& q) override {
+    int k = q.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
+    // Taking the value and filling the ring under one lock keeps each ring's timeline values increasing,
+    // which the Retire chain needs to make progress.
+    std::lock_guard lk(submit_mu_[k]);
+    uint64_t v = next_timeline_value();
+    queues_[k]->push(q.packets(), timeline(), v);
+    return v;
+  }
+
+ private:
+  QueueConfig config(int k) {
+    int threads = std::max(1, int(std::thread::hardware_concurrency()));
+    return QueueConfig{name(), config_names_[k], k == kCompute ? threads - 1 : 0, this,
+                       [this](hcq::ProfileRecord r) { add_profile(std::move(r)); }};
+  }
+
+  // Called with reset_mu_ held. The hung queue's threads are abandoned; everything its pending packets
+  // would have signalled fails, and so does the timeline, which starts over (device.h).
+  bool reset_hung_queue(int k, const QueueStatus& st, uint64_t ran) {
+    std::ostringstream msg;
+    msg << "[wait] " << name() << ": kernel '" << st.program->name() << "' on " << config_names_[k]
+        << " did not finish: it ran for " << ms(ran) << " ms, past the hang timeout of "
+        << ms(uint64_t(hang_timeout().count())) << " ms, and its queue was reset";
+    // abandon() first: a producer blocked on the hung queue's full ring holds its submit lock, and it
+    // lets go only once the queue is marked abandoned.
+    if (!queues_[k]->abandon(st.token)) return false;
+    std::scoped_lock lk(submit_mu_[kCompute], submit_mu_[kCopy]);
+    for (hcq::Signal* s : queues_[k]->dropped_signals()) s->fail(msg.str());
+    queues_[k] = start_queue(config(k));
+    replace_timeline(msg.str());
+    return true;
+  }
+
+  const std::string config_names_[2] = {"compute:0", "copy:0"};
+  std::unique_ptr<Queue> queues_[2];
+  std::mutex submit_mu_[2];
+  std::mutex reset_mu_;
+};
+
+}  // namespace
+
+std::unique_ptr<hcq::Device> open_device(int ordinal) {
+  return std::make_unique<Device>(ordinal == 0 ? "CPU" : "CPU:" + std::to_string(ordinal));
+}
+
+}  // namespace sluice::cpu

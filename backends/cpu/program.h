@@ -1,0 +1,42 @@
+#pragma once
+// CPU programs: C source compiled to a shared object and loaded with dlopen.
+//
+// Kernel ABI — what a renderer emits for the CPU, one function per kernel:
+//
+//   void <name>(void* const* bufs, const int* vars, const unsigned* launch, int core_id, int n_cores);
+//
+//   bufs    the kernel's buffers, in layout order (host pointers; cast to the element type)
+//   vars    its integer variables, in layout order
+//   launch  launch[0..2] the global size in work-groups (x, y, z), launch[3..5] the local size
+//   core_id, n_cores
+//           the device calls the function n_cores times at once, on different threads, with core_id
+//           0 .. n_cores-1. Together the calls must cover the whole grid, each work-group exactly once;
+//           splitting the flattened grid into n_cores contiguous ranges is the intended scheme:
+//             unsigned long n = (unsigned long)launch[0] * launch[1] * launch[2];
+//             for (unsigned long g = n * core_id / n_cores; g < n * (core_id + 1) / n_cores; ++g) ...
+//           n_cores is at most the number of work-groups and at most the size of the device's pool.
+//
+// A kernel must return (a kernel that never returns is a hang: device.h) and must not call back into
+// sluice. It may use the C standard library and libm.
+#include <memory>
+#include <string>
+
+#include "hcq/compiler.h"
+#include "hcq/program.h"
+
+namespace sluice::cpu {
+
+using KernelFn = void (*)(void* const* bufs, const int* vars, const unsigned* launch, int core_id,
+                          int n_cores);
+
+// Loads function `name` from a shared object produced by cpu::make_compiler. Throws hcq::Error
+// `[load_program] ...` with the loader's message if the binary does not load or lacks the symbol.
+std::unique_ptr<hcq::Program> load_program(hcq::Device& dev, const std::string& name,
+                                           const hcq::Binary& binary, hcq::KernelLayout layout);
+
+// For the command processor: the entry point of a program that load_program returned, and a handle that
+// keeps its shared object loaded (an abandoned hung kernel may still be running its code).
+KernelFn kernel_entry(const hcq::Program& p);
+std::shared_ptr<void> library(const hcq::Program& p);
+
+}  // namespace sluice::cpu

@@ -1,0 +1,315 @@
+#include "backends/cpu/queue.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "backends/cpu/program.h"
+#include "hcq/error.h"
+
+namespace sluice::cpu {
+namespace {
+
+namespace pk = hcq::packet;
+
+constexpr uint8_t kPad = pk::kFirstBackendOp, kRetire = pk::kFirstBackendOp + 1;
+constexpr uint64_t kRingWords = uint64_t(1) << 16;  // 512 KiB: thousands of kernel launches in flight
+// A CP blocked on a signal wakes this often to see whether its device is being destroyed.
+constexpr auto kWaitSlice = std::chrono::milliseconds(20);
+constexpr auto kForever = hcq::Clock::time_point::max();
+// Running exec tokens are odd; this even value marks the exec as abandoned.
+constexpr uint64_t kAbandoned = ~uint64_t(0) - 1;
+
+class Engine final : public std::enable_shared_from_this<Engine> {
+ public:
+  explicit Engine(QueueConfig cfg) : cfg_(std::move(cfg)), ring_(new uint64_t[kRingWords]) {}
+
+  // Threads hold a reference, so an abandoned engine lives as long as its stuck threads do.
+  void start() {
+    for (int i = 0; i < cfg_.workers; ++i) workers_.push_back(std::make_unique<Worker>());
+    for (int i = 0; i < cfg_.workers; ++i)
+      workers_[i]->thread = std::thread([self = shared_from_this(), i] { self->worker_main(i); });
+    cp_ = std::thread([self = shared_from_this()] { self->cp_main(); });
+  }
+
+  void shutdown() {
+    if (abandoned_.load()) return;  // its threads were detached
+    stop_.store(true, std::memory_order_seq_cst);
+    written_.wake_all();
+    cp_.join();  // the CP drains the ring before it sees stop_
+    for (auto& w : workers_) {
+      w->go.wake_all();
+      w->thread.join();
+    }
+  }
+
+  void push(std::span<const uint64_t> w, hcq::Signal& timeline, uint64_t value) {
+    const uint64_t retire[3] = {pk::header(kRetire, 3), uint64_t(uintptr_t(&timeline)), value};
+    uint64_t pos = wp_ & (kRingWords - 1);
+    if (pos + w.size() + 3 <= kRingWords && has_room(w.size() + 3)) {  // the usual case: one copy
+      std::copy(w.begin(), w.end(), &ring_[pos]);
+      std::copy(retire, retire + 3, &ring_[pos + w.size()]);
+      wp_ += w.size() + 3;
+    } else {
+      for (size_t i = 0; i < w.size(); i += pk::words(w[i])) put(&w[i], pk::words(w[i]));
+      put(retire, 3);
+    }
+    written_.store(wp_);  // the doorbell
+  }
+
+  QueueStatus status() const {
+    QueueStatus s;
+    s.phase = QueueStatus::Phase(phase_.load());
+    s.signal = wait_signal_.load();
+    s.value = wait_value_.load();
+    s.program = program_.load();
+    s.since_ns = since_ns_.load();
+    s.token = token_.load();
+    return s;
+  }
+
+  bool abandon(uint64_t token) {
+    uint64_t expect = token;
+    if (!(token & 1) || !token_.compare_exchange_strong(expect, kAbandoned)) return false;
+    keepalive_ = library(*program_.load());
+    abandoned_.store(true, std::memory_order_seq_cst);
+    stop_.store(true, std::memory_order_seq_cst);
+    consumed_.wake_all();  // a producer blocked on a full ring gives up
+    for (auto& w : workers_) {
+      w->go.wake_all();
+      w->thread.detach();
+    }
+    cp_.detach();
+    return true;
+  }
+
+  std::vector<hcq::Signal*> dropped_signals() const {
+    std::vector<hcq::Signal*> out;
+    uint64_t rp = exec_at_.load();
+    for (rp += pk::words(ring_[rp & (kRingWords - 1)]); rp < wp_;) {
+      const uint64_t* p = &ring_[rp & (kRingWords - 1)];
+      if (pk::op(p[0]) == pk::Signal) out.push_back(pk::ptr<hcq::Signal>(p[1]));
+      rp += pk::words(p[0]);
+    }
+    return out;
+  }
+
+ private:
+  struct Worker {
+    hcq::Counter go;  // jobs handed to this worker so far
+    std::thread thread;
+  };
+  struct Job {
+    KernelFn fn;
+    void* const* bufs;
+    const int* vars;
+    const unsigned* launch;
+    int n_cores;
+  };
+
+  // --- producer side (under the device's submit lock) ---
+  bool has_room(uint64_t n) const { return wp_ + n - consumed_.value() <= kRingWords; }
+
+  void reserve(uint64_t n) {
+    if (has_room(n)) return;
+    written_.store(wp_);  // let the CP see what is already there, so that it frees space
+    if (!consumed_.wait_until(wp_ + n - kRingWords, kForever, &abandoned_))
+      SLUICE_HCQ_FAIL(hcq::Error, "submit")
+          << cfg_.device << " " << cfg_.name
+          << " was reset after a hang while this submission waited for room";
+  }
+
+  void put(const uint64_t* p, uint64_t n) {
+    if (n > kRingWords / 2)
+      SLUICE_HCQ_FAIL(hcq::Error, "submit") << "a command of " << n << " words does not fit " << cfg_.device
+                                            << " " << cfg_.name << "'s ring of " << kRingWords << " words";
+    uint64_t pos = wp_ & (kRingWords - 1);
+    if (pos + n > kRingWords) {  // packets never wrap: pad to the end of the ring
+      uint64_t pad = kRingWords - pos;
+      reserve(pad);
+      ring_[pos] = pk::header(kPad, uint32_t(pad));
+      wp_ += pad;
+      pos = 0;
+    }
+    reserve(n);
+    std::copy(p, p + n, &ring_[pos]);
+    wp_ += n;
+  }
+
+  // --- command processor ---
+  void cp_main() {
+    for (uint64_t rp = 0;;) {
+      if (!written_.wait_until(rp + 1, kForever, &stop_)) return;  // stopped and drained
+      for (uint64_t end = written_.value(); rp < end;) {
+        const uint64_t* p = &ring_[rp & (kRingWords - 1)];
+        if (!execute(p, rp)) return;  // abandoned
+        rp += pk::words(p[0]);
+        consumed_.store(rp);
+      }
+    }
+  }
+
+  // Blocks until s >= v or s failed; false if the device is destroyed first.
+  bool block_on(const hcq::Signal& s, uint64_t v) {
+    if (s.value() >= v || s.failed()) return true;
+    wait_signal_.store(&s);
+    wait_value_.store(v);
+    phase_.store(QueueStatus::Waiting);
+    bool ok = false;
+    while (!(ok = s.wait_until(v, hcq::Clock::now() + kWaitSlice)) && !stop_.load()) {}
+    phase_.store(QueueStatus::Idle);
+    return ok;
+  }
+
+  void fail_submission(std::string error) {
+    if (failing_) return;
+    failing_ = true;
+    error_ = std::move(error);
+  }
+
+  bool execute(const uint64_t* p, uint64_t rp) {
+    switch (pk::op(p[0])) {
+      case pk::Wait: {
+        if (failing_) break;
+        const auto& s = *pk::ptr<const hcq::Signal>(p[1]);
+        if (!block_on(s, p[2]))
+          fail_submission("[~Device] " + cfg_.device + " was destroyed while " + cfg_.name +
+                          " waited for signal '" + s.name() + "' to reach " + std::to_string(p[2]));
+        else if (s.failed())
+          fail_submission(s.error());
+        break;
+      }
+      case pk::Signal:
+        if (failing_) {
+          pk::ptr<hcq::Signal>(p[1])->fail(error_);
+        } else {
+          pk::ptr<hcq::Signal>(p[1])->device_write(p[2], hcq::now_ns());
+        }
+        break;
+      case pk::Timestamp:
+        if (!failing_) pk::ptr<hcq::Signal>(p[1])->device_timestamp(hcq::now_ns());
+        break;
+      case pk::Exec:
+        if (!failing_) return run_exec(p, rp);
+        break;
+      case pk::Copy:
+        if (!failing_) {
+          uint64_t t0 = hcq::now_ns();
+          std::memcpy(pk::ptr<void>(p[1]), pk::ptr<const void>(p[2]), p[3]);
+          record("copy", t0, p[3]);
+        }
+        break;
+      // A barrier has nothing left to do here: the CP runs commands one after another, and it resumes after
+      // a kernel only through the pool's completion counter, which orders every core's writes before it.
+      case pk::Barrier:
+      case kPad: break;
+      case kRetire: {
+        // Even a skipped submission retires: the timeline says "done with", not "succeeded".
+        auto& timeline = *pk::ptr<hcq::Signal>(p[1]);
+        block_on(timeline, p[2] - 1);
+        if (!timeline.failed()) timeline.device_write(p[2], hcq::now_ns());
+        failing_ = false;
+        error_.clear();
+        break;
+      }
+    }
+    return true;
+  }
+
+  bool run_exec(const uint64_t* p, uint64_t rp) {
+    pk::ExecView e(p);
+    bufs_.resize(e.nbufs);
+    for (uint32_t i = 0; i < e.nbufs; ++i) bufs_[i] = pk::ptr<void>(e.bufs[i]);
+    vars_.resize(e.nvars);
+    for (uint32_t i = 0; i < e.nvars; ++i) vars_[i] = e.var(i);
+    const unsigned launch[6] = {e.global.x, e.global.y, e.global.z, e.local.x, e.local.y, e.local.z};
+    const int n = int(std::min<uint64_t>(workers_.size() + 1, e.global.count()));
+    const uint64_t token = (++exec_seq_ << 1) | 1, t0 = hcq::now_ns();
+    program_.store(e.program);
+    since_ns_.store(t0);
+    exec_at_.store(rp);
+    token_.store(token);
+    phase_.store(QueueStatus::Running);
+
+    job_ = Job{kernel_entry(*e.program), bufs_.data(), vars_.data(), launch, n};
+    for (int i = 1; i < n; ++i) workers_[i - 1]->go.add(1);
+    job_.fn(job_.bufs, job_.vars, launch, 0, n);
+    if (n > 1) done_.wait_until(jobs_given_ += n - 1, kForever);
+
+    uint64_t expect = token;
+    if (!token_.compare_exchange_strong(expect, token - 1)) return false;  // abandoned while it ran
+    phase_.store(QueueStatus::Idle);
+    record(e.program->name(), t0, 0);
+    return true;
+  }
+
+  void worker_main(int i) {
+    Worker& w = *workers_[i];
+    for (uint64_t seen = 1;; ++seen) {
+      if (!w.go.wait_until(seen, kForever, &stop_)) return;
+      Job job = job_;  // published by the CP's increment of `go`
+      job.fn(job.bufs, job.vars, job.launch, i + 1, job.n_cores);
+      done_.add(1);
+    }
+  }
+
+  void record(const std::string& name, uint64_t t0, uint64_t bytes) {
+    if (cfg_.owner && cfg_.owner->profiling())
+      cfg_.profile({cfg_.device, cfg_.name, name, t0, hcq::now_ns(), bytes});
+  }
+
+  const QueueConfig cfg_;
+  const std::unique_ptr<uint64_t[]> ring_;
+  uint64_t wp_ = 0;                // producer's write position, in words since the start (never wraps)
+  hcq::Counter written_;           // the doorbell: words published to the CP
+  hcq::Counter consumed_;          // words the CP is done with
+  std::atomic<bool> stop_{false};  // drain, then exit (destruction), or give up (abandon)
+  std::atomic<bool> abandoned_{false};
+
+  // What the CP is doing, for status() and abandon().
+  std::atomic<int> phase_{QueueStatus::Idle};
+  std::atomic<const hcq::Signal*> wait_signal_{nullptr};
+  std::atomic<uint64_t> wait_value_{0};
+  std::atomic<const hcq::Program*> program_{nullptr};
+  std::atomic<uint64_t> since_ns_{0}, token_{0}, exec_at_{0};
+
+  // CP-only state.
+  uint64_t exec_seq_ = 0, jobs_given_ = 0;
+  bool failing_ = false;  // a wait in this submission failed: skip to its Retire
+  std::string error_;
+  std::vector<void*> bufs_;
+  std::vector<int> vars_;
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  Job job_{};
+  hcq::Counter done_;  // jobs finished by workers
+  std::thread cp_;
+  std::shared_ptr<void> keepalive_;  // the abandoned kernel's shared object
+};
+
+class QueueImpl final : public Queue {
+ public:
+  explicit QueueImpl(QueueConfig cfg) : engine_(std::make_shared<Engine>(std::move(cfg))) {
+    engine_->start();
+  }
+  ~QueueImpl() override { engine_->shutdown(); }
+
+  void push(std::span<const uint64_t> packets, hcq::Signal& timeline, uint64_t value) override {
+    engine_->push(packets, timeline, value);
+  }
+  QueueStatus status() const override { return engine_->status(); }
+  bool abandon(uint64_t token) override { return engine_->abandon(token); }
+  std::vector<hcq::Signal*> dropped_signals() const override { return engine_->dropped_signals(); }
+
+ private:
+  std::shared_ptr<Engine> engine_;
+};
+
+}  // namespace
+
+std::unique_ptr<Queue> start_queue(QueueConfig config) {
+  return std::make_unique<QueueImpl>(std::move(config));
+}
+
+}  // namespace sluice::cpu

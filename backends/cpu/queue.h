@@ -1,0 +1,64 @@
+#pragma once
+// One hardware queue of the CPU device: a ring of binary command packets in host memory and the
+// command-processor (CP) thread that consumes them; a compute queue also owns a pool of worker threads
+// that run kernels with it.
+//
+// The ring holds the packets of hcq/queue.h, copied as recorded, plus two packets of its own: Pad (fills
+// the ring's end so that no packet wraps) and Retire (ends a submission: waits until the device timeline
+// reaches value-1, then writes value; this keeps the timeline in order across the device's queues while
+// their work overlaps). The producer writes packets at its write pointer and rings the doorbell (publishes
+// the pointer); the CP reads up to the doorbell and publishes its read pointer after each packet. The
+// producer blocks only when the ring is full; the CP spins briefly, then sleeps, when it is empty.
+//
+// Kernels: an exec runs on min(pool size, work-groups) cores at once, the CP being core 0 (program.h has
+// the ABI). A wait on a failed signal makes the CP skip the rest of its submission and fail the signals
+// it would have written, with that signal's error.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hcq/device.h"
+
+namespace sluice::cpu {
+
+struct QueueConfig {
+  std::string device, name;            // "CPU", "compute:0": for errors and profile records
+  int workers = 0;                     // threads besides the CP that run kernels; 0 for a copy queue
+  const hcq::Device* owner = nullptr;  // profile records are taken while owner->profiling()
+  std::function<void(hcq::ProfileRecord)> profile;  // where they go
+};
+
+// What a queue is doing right now, for Device::explain_stall.
+struct QueueStatus {
+  enum Phase { Idle, Waiting, Running } phase = Idle;
+  const hcq::Signal* signal = nullptr;  // Waiting: for this signal to reach `value`
+  uint64_t value = 0;
+  const hcq::Program* program = nullptr;  // Running: this kernel, since `since_ns`
+  uint64_t since_ns = 0;
+  uint64_t token = 0;  // names the running exec for abandon()
+};
+
+class Queue {
+ public:
+  virtual ~Queue() = default;  // waits until the submitted work is done, then stops the threads
+
+  // Copies `packets` into the ring, then a Retire for `timeline` reaching `value`, and rings the
+  // doorbell. One producer at a time (the device's submit lock). Blocks while the ring is full; throws
+  // hcq::Error `[submit] ...` if the queue is abandoned meanwhile.
+  virtual void push(std::span<const uint64_t> packets, hcq::Signal& timeline, uint64_t value) = 0;
+  virtual QueueStatus status() const = 0;
+  // If the exec `token` names is still running, gives up on it: its threads are detached to finish that
+  // kernel and exit, the queue runs nothing more, and the kernel's code stays loaded. False if the exec
+  // finished meanwhile.
+  virtual bool abandon(uint64_t token) = 0;
+  // After abandon(), with no producer active: the signals that the packets behind the stuck exec would
+  // have written (the timeline's Retire packets excluded).
+  virtual std::vector<hcq::Signal*> dropped_signals() const = 0;
+};
+
+std::unique_ptr<Queue> start_queue(QueueConfig config);
+
+}  // namespace sluice::cpu

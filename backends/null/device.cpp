@@ -1,0 +1,68 @@
+#include "backends/null/device.h"
+
+#include <mutex>
+
+#include "backends/null/allocator.h"
+#include "backends/null/compiler.h"
+
+namespace sluice::null {
+namespace {
+
+class Device final : public hcq::Device {
+ public:
+  explicit Device(std::string name) : hcq::Device(std::move(name), 1, 1) {
+    allocator_ = make_allocator(*this);
+    compiler_ = make_compiler();
+  }
+
+  std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary&,
+                                             hcq::KernelLayout layout) override {
+    return std::make_unique<hcq::Program>(*this, name, layout);
+  }
+
+  std::string explain_stall(const hcq::Signal&, uint64_t) override {
+    return "NULL completes every submission at submit: none of its queues is behind";
+  }
+
+ protected:
+  uint64_t do_submit(const hcq::HwQueue& q) override {
+    namespace pk = hcq::packet;
+    // One lock keeps the timeline in order: without it a later submission could publish its value
+    // while an earlier one is still writing its signals.
+    std::lock_guard lk(mu_);
+    uint64_t now = hcq::now_ns();
+    auto w = q.packets();
+    for (size_t i = 0; i < w.size(); i += pk::words(w[i])) {
+      switch (pk::op(w[i])) {
+        case pk::Signal: pk::ptr<hcq::Signal>(w[i + 1])->device_write(w[i + 2], now); break;
+        case pk::Timestamp: pk::ptr<hcq::Signal>(w[i + 1])->device_timestamp(now); break;
+        case pk::Exec:
+          if (profiling())
+            add_profile({name(), queue_name(q), pk::ExecView(&w[i]).program->name(), now, now, 0});
+          break;
+        case pk::Copy:
+          if (profiling()) add_profile({name(), queue_name(q), "copy", now, now, w[i + 3]});
+          break;
+        default: break;  // waits and barriers: everything before them is already complete
+      }
+    }
+    uint64_t v = next_timeline_value();
+    timeline().device_write(v, now);
+    return v;
+  }
+
+ private:
+  static std::string queue_name(const hcq::HwQueue& q) {
+    return std::string(hcq::queue_kind_name(q.kind())) + ":" + std::to_string(q.index());
+  }
+
+  std::mutex mu_;
+};
+
+}  // namespace
+
+std::unique_ptr<hcq::Device> open_device(int ordinal) {
+  return std::make_unique<Device>(ordinal == 0 ? "NULL" : "NULL:" + std::to_string(ordinal));
+}
+
+}  // namespace sluice::null

@@ -1,0 +1,65 @@
+#pragma once
+// hcq::Compiler — source to device binary, cached on disk (DESIGN.md §4).
+//
+// Semantics
+// - compile(src) returns the binary for src. The cache key is the SHA-256 of the compiler's name, its
+//   identity (version, flags, target: whatever changes the output) and the source, so a second compile
+//   of the same source, in this process or any later one, reads the cached file and runs no compiler.
+// - compile_many(srcs) compiles every source that misses the cache in ONE compiler invocation (one
+//   translation unit: a compiler process costs tens of milliseconds) and caches the result under each
+//   source's own key. The sources of a batch must not define the same symbol (the renderer gives each
+//   kernel a unique name). The binary returned for a source may hold other kernels of its batch.
+// - Cache files are written to a temporary name and renamed into place, so a reader (another thread or
+//   process) sees a whole file or none. A cache that cannot be written is skipped, never an error.
+// - The cache lives in `<cache_dir>/<compiler name>/`. default_cache_dir(): $SLUICE_CACHE_DIR, else
+//   $XDG_CACHE_HOME/sluice, else $HOME/.cache/sluice; an empty cache_dir disables the cache.
+// - Failure: CompileError `[compile] ...` with the compiler's diagnostics.
+//
+// Threading: every member is thread-safe. A Device owns its compiler (Device::compiler()).
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::hcq {
+
+using Binary = std::vector<uint8_t>;
+
+std::filesystem::path default_cache_dir();
+std::string sha256_hex(std::string_view data);  // the cache's key function, lower-case hex
+
+class Compiler {
+ public:
+  Compiler(std::string name, std::filesystem::path cache_dir)
+      : name_(std::move(name)), cache_dir_(std::move(cache_dir)) {}
+  virtual ~Compiler() = default;
+  Compiler(const Compiler&) = delete;
+  Compiler& operator=(const Compiler&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::filesystem::path& cache_dir() const { return cache_dir_; }
+
+  Binary compile(std::string_view source);
+  std::vector<Binary> compile_many(std::span<const std::string> sources);
+
+  uint64_t invocations() const { return invocations_.load(); }  // compile_unit calls (compiler processes)
+  uint64_t cache_hits() const { return cache_hits_.load(); }
+
+ protected:
+  // Whatever besides the source changes the binary (compiler version, flags, target CPU).
+  virtual std::string identity() const = 0;
+  // Compiles `sources` as one unit; the binary must serve every one of them.
+  virtual Binary compile_unit(std::span<const std::string_view> sources) = 0;
+
+ private:
+  std::filesystem::path key_path(std::string_view source) const;
+
+  std::string name_;
+  std::filesystem::path cache_dir_;
+  std::atomic<uint64_t> invocations_{0}, cache_hits_{0};
+};
+
+}  // namespace sluice::hcq

@@ -1,0 +1,117 @@
+#pragma once
+// hcq::Device — one device and its timeline (DESIGN.md §4). Backends derive from it; users get one from
+// a backend's factory (`cpu::open_device(0)`).
+//
+// Timeline
+// - The device owns a timeline Signal and the next timeline value. Every submission is handed the next
+//   value and ends by signalling it, and the device keeps the timeline in order across its queues: value
+//   v reached means submission v and every earlier one are done with (finished, or skipped because a
+//   wait failed). So `timeline().value() >= b.last_use` is "the device no longer touches buffer b", and
+//   synchronize() waits for the last value handed out.
+// - The timeline is a Signal like any other: other devices' queues may wait on it.
+//
+// Queues
+// - queue_count(kind) hardware queues of each kind; a HwQueue(kind, index) is submitted to queue `index`
+//   of its kind. Queues of a device run concurrently (a copy overlaps a kernel); within a queue,
+//   submissions run in order (queue.h).
+// - submit(q) is thread-safe: any number of threads may submit to a device at once; submissions to one
+//   hardware queue run in the order their submit calls took the queue. It blocks only while the
+//   device's command ring is full. Throws Error for a queue index the device does not have or a program
+//   loaded on another device. Returns the timeline value of the submission.
+//
+// Hangs and faults
+// - A host wait that times out (Signal::wait) asks the signal's device to explain_stall(): the device
+//   describes what each queue is doing, and if a queue has been inside one kernel for longer than
+//   hang_timeout(), declares it hung: the queue is reset (its worker threads are abandoned to finish in
+//   the background; the CPU device cannot stop a thread), every signal its pending submissions would
+//   have written is failed with the hang's description, and the timeline is failed and replaced by a
+//   fresh one that continues from timeline_value(), so the device keeps accepting work. References to
+//   the old timeline stay valid (it stays failed).
+// - Faults that a backend detects asynchronously surface the same way: as failed signals.
+//
+// Ownership and threading: the caller owns the Device; it owns its allocator, compiler, timeline and
+// queues. Programs and signals it creates must be destroyed before it. Destroying a device waits for its
+// queues to finish their submitted work. Every member is thread-safe unless it says otherwise.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hcq/allocator.h"
+#include "hcq/compiler.h"
+#include "hcq/profile.h"
+#include "hcq/program.h"
+#include "hcq/queue.h"
+#include "hcq/signal.h"
+
+namespace sluice::hcq {
+
+class Device {
+ public:
+  virtual ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const std::string& name() const { return name_; }  // "CPU", "CPU:1", "NULL"
+
+  Signal& timeline() const { return *timeline_.load(std::memory_order_acquire); }
+  uint64_t timeline_value() const { return timeline_value_.load(std::memory_order_acquire); }
+  // Waits for every submission so far; TimeoutError / FaultError as Signal::wait.
+  void synchronize(std::chrono::nanoseconds timeout = kDefaultTimeout) const;
+
+  uint32_t queue_count(QueueKind k) const { return k == QueueKind::Compute ? compute_queues_ : copy_queues_; }
+  uint64_t submit(const HwQueue& q);
+
+  Allocator& allocator() const { return *allocator_; }
+  Compiler& compiler() const { return *compiler_; }
+  // Loads kernel `name` from a binary of this device's compiler. Throws Error if it is not there.
+  virtual std::unique_ptr<Program> load_program(const std::string& name, const Binary& binary,
+                                                KernelLayout layout) = 0;
+  // A signal that names this device in its errors (signal.h).
+  std::unique_ptr<Signal> new_signal(std::string name, uint64_t initial = 0) {
+    return std::make_unique<Signal>(std::move(name), initial, this);
+  }
+
+  void set_profiling(bool on) { profiling_.store(on, std::memory_order_relaxed); }
+  bool profiling() const { return profiling_.load(std::memory_order_relaxed); }
+  std::vector<ProfileRecord> take_profile();  // every record since the last call, in completion order
+
+  std::chrono::nanoseconds hang_timeout() const { return std::chrono::nanoseconds(hang_timeout_ns_.load()); }
+  void set_hang_timeout(std::chrono::nanoseconds t) { hang_timeout_ns_.store(t.count()); }
+
+  // Called by Signal::wait when a wait on `s` (owned by this device) for `value` timed out: returns what
+  // the device's queues are doing (empty if nothing to say) and handles a hang as described above.
+  virtual std::string explain_stall(const Signal& s, uint64_t value) = 0;
+
+ protected:
+  Device(std::string name, uint32_t compute_queues, uint32_t copy_queues);
+
+  // The backend's submit: called after the queue's kind and index were checked.
+  virtual uint64_t do_submit(const HwQueue& q) = 0;
+  // Hands out the next timeline value. Backends call it under the lock that orders their ring, so that
+  // values reach each hardware queue in increasing order.
+  uint64_t next_timeline_value() { return timeline_value_.fetch_add(1, std::memory_order_acq_rel) + 1; }
+  // After a hang: fails the current timeline with `error` and continues on a fresh signal whose value is
+  // timeline_value(). The caller must hold every lock under which it calls next_timeline_value().
+  void replace_timeline(const std::string& error);
+  void add_profile(ProfileRecord r);
+
+  std::unique_ptr<Allocator> allocator_;
+  std::unique_ptr<Compiler> compiler_;
+
+ private:
+  std::string name_;
+  uint32_t compute_queues_, copy_queues_;
+  std::atomic<Signal*> timeline_;
+  std::atomic<uint64_t> timeline_value_{0};
+  std::vector<std::unique_ptr<Signal>> timelines_;  // the current one last; replaced ones stay alive
+  std::atomic<bool> profiling_{false};
+  std::atomic<int64_t> hang_timeout_ns_;
+  std::mutex mu_;  // timelines_, profile_
+  std::vector<ProfileRecord> profile_;
+};
+
+}  // namespace sluice::hcq

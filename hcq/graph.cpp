@@ -1,0 +1,30 @@
+#include "hcq/graph.h"
+
+#include "hcq/device.h"
+#include "hcq/error.h"
+
+namespace sluice::hcq {
+
+Graph::Graph(Device& dev, const std::vector<GraphItem>& items) : dev_(dev), queue_(QueueKind::Compute) {
+  cmds_.resize(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) queue_.memory_barrier();
+    if (const auto* e = std::get_if<GraphExec>(&items[i])) {
+      SLUICE_HCQ_CHECK(e->program) << "item " << i << " has no program";
+      queue_.exec(*e->program, e->args, e->global, e->local, &cmds_[i]);
+    } else {
+      const auto& c = std::get<GraphCopy>(items[i]);
+      queue_.copy(c.dst, c.src, c.size, &cmds_[i]);
+    }
+  }
+}
+
+HwQueue::Cmd Graph::cmd(size_t item, const char* func) const {
+  if (item >= cmds_.size())
+    SLUICE_HCQ_FAIL(Error, func) << "the graph has " << cmds_.size() << " items, no item " << item;
+  return cmds_[item];
+}
+
+uint64_t Graph::replay() { return queue_.submit(dev_); }
+
+}  // namespace sluice::hcq
