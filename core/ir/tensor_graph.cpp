@@ -141,7 +141,7 @@ std::string UOp::device() const {
 }
 
 const Identity& UOp::buffer_identity() const {
-  SLUICE_ASSERT(op() == Op::Buffer);
+  SLUICE_CHECK_AS(ValueError, op() == Op::Buffer) << "expected a BUFFER, got " << op_name(op());
   return static_cast<const Identity&>(*src(1).arg_as<std::shared_ptr<const ArgObject>>());
 }
 
