@@ -200,35 +200,47 @@ struct UOpTable {
   }
 
   // Drop one reference. The final one is dropped under the shard lock; freeing is iterative (sources are
-  // pushed onto a per-thread work list) so long chains do not recurse.
+  // pushed onto a work list) so long chains do not recurse. The work list is a local of the outermost
+  // release on this thread; a release nested inside it (a node's arg may own UOps) only appends to it. No
+  // thread_local object with a destructor: UOps held by static objects are released after those are gone.
   void release(UOpNode* n) {
-    thread_local std::vector<UOpNode*> work;
-    thread_local bool draining = false;
-    work.push_back(n);
-    if (draining) return;
-    draining = true;
+    if (drop_shared(n)) return;
+    thread_local std::vector<UOpNode*>* active = nullptr;
+    if (active) {
+      active->push_back(n);
+      return;
+    }
+    std::vector<UOpNode*> work;
+    active = &work;
+    free_last(n, work);
     while (!work.empty()) {
       UOpNode* m = work.back();
       work.pop_back();
-      uint32_t r = m->refs.load(std::memory_order_relaxed);
-      bool done = false;
-      while (r > 1 && !done) done = m->refs.compare_exchange_weak(r, r - 1, std::memory_order_acq_rel);
-      if (done) continue;
-      {
-        Shard& sh = shard(m->hash);
-        std::lock_guard lock(sh.mu);
-        if (m->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
-        sh.erase(m);
-      }
-      UOp* s = reinterpret_cast<UOp*>(m + 1);
-      for (uint32_t i = 0; i < m->nsrc; i++) {
-        work.push_back(s[i].n_);
-        s[i].n_ = nullptr;  // the reference moved to the work list
-      }
-      m->~UOpNode();
-      ::operator delete(m);
+      if (!drop_shared(m)) free_last(m, work);
     }
-    draining = false;
+    active = nullptr;
+  }
+  // Drops a reference that is not the last one; false (nothing done) when it may be the last.
+  static bool drop_shared(UOpNode* m) {
+    uint32_t r = m->refs.load(std::memory_order_relaxed);
+    while (r > 1)
+      if (m->refs.compare_exchange_weak(r, r - 1, std::memory_order_acq_rel)) return true;
+    return false;
+  }
+  void free_last(UOpNode* m, std::vector<UOpNode*>& work) {
+    {
+      Shard& sh = shard(m->hash);
+      std::lock_guard lock(sh.mu);
+      if (m->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;  // a lookup took a reference
+      sh.erase(m);
+    }
+    UOp* s = reinterpret_cast<UOp*>(m + 1);
+    for (uint32_t i = 0; i < m->nsrc; i++) {
+      work.push_back(s[i].n_);
+      s[i].n_ = nullptr;  // the reference moved to the work list
+    }
+    m->~UOpNode();
+    ::operator delete(m);
   }
 
   size_t size() {
