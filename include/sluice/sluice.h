@@ -4,3 +4,4 @@
 #include "core/ir/dtype.h"
 #include "core/ir/ops.h"
 #include "core/ir/uop.h"
+#include "runtime/tensor.h"

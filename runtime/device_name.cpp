@@ -1,0 +1,50 @@
+#include "runtime/device_name.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace sluice {
+namespace {
+constexpr const char* kKinds[] = {"CUDA", "HIP", "VULKAN", "CL", "CPU", "NULL", nullptr};
+
+std::string kind_list() {
+  std::string out;
+  for (const char* const* k = kKinds; *k; ++k) out += (out.empty() ? "" : ", ") + std::string(*k);
+  return out;
+}
+}  // namespace
+
+const char* const* known_device_kinds() { return kKinds; }
+
+std::string DeviceName::str() const { return ordinal == 0 ? kind : kind + ":" + std::to_string(ordinal); }
+
+DeviceName parse_device(std::string_view name) {
+  std::string upper(name);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  size_t colon = upper.find(':');
+  DeviceName d{upper.substr(0, colon)};
+  bool known = std::any_of(kKinds, kKinds + 6, [&](const char* k) { return d.kind == k; });
+  SLUICE_CHECK_IN(DeviceError, "device", known)
+      << "unknown device \"" << name << "\": known kinds are " << kind_list();
+  if (colon != std::string::npos) {
+    std::string_view n = std::string_view(upper).substr(colon + 1);
+    auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), d.ordinal);
+    SLUICE_CHECK_IN(DeviceError, "device",
+                    !n.empty() && ec == std::errc() && end == n.data() + n.size() && d.ordinal >= 0)
+        << "bad ordinal in device \"" << name << "\": expected KIND or KIND:n with n >= 0";
+  }
+  return d;
+}
+
+std::string canonical_device(std::string_view name) { return parse_device(name).str(); }
+
+std::string default_device() {
+  const char* env = std::getenv("SLUICE_DEVICE");
+  return canonical_device(env && *env ? env : "CPU");
+}
+
+}  // namespace sluice

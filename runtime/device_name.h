@@ -1,0 +1,26 @@
+#pragma once
+// Device names (DESIGN.md §5): a kind (CPU, NULL, VULKAN, CL, CUDA, HIP) and an optional ordinal, "CUDA:1".
+// Names are case-insensitive on input and canonical on output: upper case, and ":0" dropped, so "cpu:0",
+// "CPU:0" and "CPU" all name the device "CPU". Pure string handling: any thread.
+#include <string>
+#include <string_view>
+
+namespace sluice {
+
+struct DeviceName {
+  std::string kind;         // one of known_device_kinds()
+  int ordinal = 0;          // >= 0
+  std::string str() const;  // the canonical form: "CPU", "CUDA:1"
+};
+
+// The kinds sluice knows, in the order of DESIGN.md §5's preference (the first available is the default).
+const char* const* known_device_kinds();  // null-terminated list
+// Parses a name; throws DeviceError for an unknown kind or a malformed ordinal, listing the known kinds.
+DeviceName parse_device(std::string_view name);
+// parse_device(name).str(): the one spelling every Tensor carries.
+std::string canonical_device(std::string_view name);
+// The device tensors are created on when none is named: $SLUICE_DEVICE if set, else "CPU". The device
+// registry (a later issue) replaces the fallback with the first available device of DESIGN.md §5.
+std::string default_device();
+
+}  // namespace sluice

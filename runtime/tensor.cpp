@@ -1,0 +1,225 @@
+// Tensor: the handle, its tags and queries, realize points, and the helpers every op family shares
+// (axes, broadcasting, promotion, constants).
+#include "runtime/tensor.h"
+
+#include <algorithm>
+#include <limits>
+#include <ostream>
+#include <sstream>
+
+#include "runtime/tensor_internal.h"
+
+namespace sluice {
+
+using detail::OpScope;
+
+// ---------------------------------------------------------------- tags
+
+namespace detail {
+namespace {
+thread_local const char* current_op = nullptr;
+
+// Constants and buffers seen through movement ops are data, not computation: constants are shared by many
+// ops, and a buffer in its tensor's shape is what from() builds and what a realized tensor becomes.
+bool is_data(const UOp& u) {
+  const UOp* x = &u;
+  while (is_movement(x->op())) x = &x->src(0);
+  return x->op() == Op::Const || x->op() == Op::Buffer;
+}
+
+// Tags every untagged node below `root` that is not data. Nodes built earlier by another tensor op are
+// already tagged, so the walk stops there and each node is visited once over its lifetime.
+void tag_new_nodes(const UOp& root, const char* name) {
+  std::vector<const UOp*> stack{&root};
+  while (!stack.empty()) {
+    const UOp& u = *stack.back();
+    stack.pop_back();
+    if (u.tag() || u.num_src() == 0 || is_data(u)) continue;
+    u.tagged(name);
+    for (const UOp& s : u.src()) stack.push_back(&s);
+  }
+}
+}  // namespace
+
+OpScope::OpScope(const char* name) : outer_(current_op == nullptr) {
+  if (outer_) current_op = name;
+}
+OpScope::~OpScope() {
+  if (outer_) current_op = nullptr;
+}
+const char* OpScope::current() { return current_op; }
+}  // namespace detail
+
+Tensor::Tensor(UOp uop, const std::string& device) : uop_(std::move(uop)), device_(canonical_device(device)) {
+  if (const char* name = OpScope::current()) detail::tag_new_nodes(uop_, name);
+}
+
+// ---------------------------------------------------------------- queries
+
+DType Number::default_dtype() const {
+  return kind == Kind::Bool ? dtypes::bool_ : kind == Kind::Int ? dtypes::int32 : dtypes::float32;
+}
+
+int64_t Tensor::shape(int64_t axis) const {
+  return shape()[size_t(detail::resolve_axis("shape", axis, ndim()))];
+}
+
+std::string Tensor::str() const {
+  std::ostringstream os;
+  os << "Tensor(shape=" << tuple_str(shape()) << ", dtype=" << dtype().name() << ", device=" << device_
+     << ")";
+  return os.str();
+}
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+
+// ---------------------------------------------------------------- state and realize points
+
+Tensor& Tensor::assign(const Tensor& value) {
+  OpScope scope("assign");
+  SLUICE_CHECK_IN(DeviceError, "assign", value.device() == device_)
+      << "cannot assign a tensor on " << value.device() << " to one on " << device_;
+  SLUICE_CHECK_IN(ShapeError, "assign", value.shape() == shape())
+      << "cannot assign " << tuple_str(value.shape()) << " to " << tuple_str(shape());
+  SLUICE_CHECK_IN(DTypeError, "assign", value.dtype() == dtype())
+      << "cannot assign " << value.dtype().name() << " to " << dtype().name();
+  *this = Tensor(uop_.assign(value.uop_), device_);
+  return *this;
+}
+Tensor Tensor::contiguous() const {
+  OpScope scope("contiguous");
+  return Tensor(uop_.contiguous(), device_);
+}
+Tensor Tensor::detach() const {
+  OpScope scope("detach");
+  return Tensor(uop_.detach(), device_);
+}
+Tensor Tensor::to(const std::string& device) const {
+  OpScope scope("to");
+  std::string d = canonical_device(device);
+  return d == device_ ? *this : Tensor(uop_.copy_to(d), d);
+}
+Tensor Tensor::cast(DType dt) const {
+  OpScope scope("cast");
+  return Tensor(uop_.cast(dt), device_);
+}
+Tensor Tensor::bitcast(DType dt) const {
+  OpScope scope("bitcast");
+  return Tensor(uop_.bitcast(dt), device_);
+}
+
+// ---------------------------------------------------------------- scheduling
+
+std::vector<ScheduleItem> Tensor::schedule() const { return schedule_all({*this}); }
+std::vector<ScheduleItem> Tensor::schedule_all(const std::vector<Tensor>& tensors) {
+  std::vector<UOp> outputs;
+  for (const Tensor& t : tensors) outputs.push_back(t.uop_);
+  return sluice::schedule(outputs).items;
+}
+Tensor Tensor::kernelize() const { return Tensor(sluice::kernelize({uop_}).at(0), device_); }
+
+// ---------------------------------------------------------------- shared helpers
+
+namespace detail {
+
+void check_shape(const char* op, const Shape& shape) {
+  SLUICE_CHECK_IN(ShapeError, op, std::all_of(shape.begin(), shape.end(), [](int64_t s) { return s >= 0; }))
+      << "negative size in shape " << tuple_str(shape);
+}
+
+int64_t resolve_axis(const char* op, int64_t axis, int64_t ndim) {
+  SLUICE_CHECK_IN(ShapeError, op, axis >= -ndim && axis < ndim)
+      << "axis " << axis << " is out of range for " << ndim << " dimensions";
+  return axis < 0 ? axis + ndim : axis;
+}
+
+Shape resolve_axes(const char* op, const Shape& axes, int64_t ndim) {
+  Shape out;
+  if (axes.empty())
+    for (int64_t a = 0; a < ndim; a++) out.push_back(a);
+  for (int64_t a : axes) out.push_back(resolve_axis(op, a, ndim));
+  std::sort(out.begin(), out.end());
+  SLUICE_CHECK_IN(ShapeError, op, std::adjacent_find(out.begin(), out.end()) == out.end())
+      << "repeated axis in " << tuple_str(axes);
+  return out;
+}
+
+Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; i++) {
+    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())],
+            y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    SLUICE_CHECK_IN(ShapeError, op, x == y || x == 1 || y == 1)
+        << "cannot broadcast " << tuple_str(a) << " and " << tuple_str(b);
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+Tensor broadcast_to(const char* op, const Tensor& t, const Shape& shape) {
+  if (t.shape() == shape) return t;
+  const Shape& s = t.shape();
+  SLUICE_CHECK_IN(ShapeError, op, s.size() <= shape.size())
+      << "cannot broadcast " << tuple_str(s) << " to " << tuple_str(shape);
+  Shape padded(shape.size() - s.size(), 1);
+  padded.insert(padded.end(), s.begin(), s.end());
+  for (size_t i = 0; i < shape.size(); i++)
+    SLUICE_CHECK_IN(ShapeError, op, padded[i] == shape[i] || padded[i] == 1)
+        << "cannot broadcast " << tuple_str(s) << " to " << tuple_str(shape);
+  return Tensor(t.uop().reshape(padded).expand(shape), t.device());
+}
+
+std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& x, const Tensor& y, bool match_dtype) {
+  SLUICE_CHECK_IN(DeviceError, op, x.device() == y.device())
+      << "operands are on different devices: " << x.device() << " and " << y.device();
+  Tensor a = x, b = y;
+  if (match_dtype && a.dtype() != b.dtype()) {
+    DType dt = least_upper_dtype({a.dtype(), b.dtype()});
+    a = a.cast(dt), b = b.cast(dt);
+  }
+  Shape s = broadcast_shape(op, a.shape(), b.shape());
+  return {broadcast_to(op, a, s), broadcast_to(op, b, s)};
+}
+
+Tensor const_tensor(const std::string& device, DType dt, Number v, const Shape& shape) {
+  UOp c = dt.is_float() || v.kind == Number::Kind::Float ? UOp::const_on(device, dt, v.as_double())
+                                                         : UOp::const_int_on(device, dt, v.i);
+  if (!shape.empty()) c = c.reshape(Shape(shape.size(), 1)).expand(shape);
+  return Tensor(c, device);
+}
+
+Tensor number_tensor(const Tensor& like, Number v) {
+  DType t = like.dtype();
+  bool keep = t.is_float() || (t.is_int() && v.kind == Number::Kind::Int);
+  return const_tensor(like.device(), keep ? t : v.default_dtype(), v);
+}
+
+Tensor alu(Op op, const Tensor& a) { return Tensor(a.uop().alu(op), a.device()); }
+Tensor alu(Op op, const Tensor& a, const Tensor& b) { return Tensor(a.uop().alu(op, b.uop()), a.device()); }
+Tensor alu(Op op, const Tensor& a, const Tensor& b, const Tensor& c) {
+  return Tensor(a.uop().alu(op, b.uop(), c.uop()), a.device());
+}
+
+Tensor reduce(const Tensor& t, Op op, const Shape& axes) {
+  return axes.empty() ? t : Tensor(t.uop().reduce(op, axes), t.device());
+}
+
+Tensor drop_axes(const Tensor& t, const Shape& axes) {
+  Shape s;
+  for (int64_t i = 0; i < t.ndim(); i++)
+    if (std::find(axes.begin(), axes.end(), i) == axes.end()) s.push_back(t.shape()[size_t(i)]);
+  return Tensor(t.uop().reshape(s), t.device());
+}
+
+Tensor inverse(const Tensor& t) {
+  return t.dtype().is_float() ? t.neg() : t.dtype().is_int() ? t.bitwise_not() : t.logical_not();
+}
+
+double reduce_identity(Op op, DType dt) {
+  if (op == Op::Add) return 0;
+  if (op == Op::Mul) return 1;
+  return dt.is_float() ? -std::numeric_limits<double>::infinity() : dt.min();
+}
+
+}  // namespace detail
+}  // namespace sluice

@@ -1,0 +1,206 @@
+// Convolutions and pooling over sliding windows (detail::pool): a window axis per kernel axis, then a
+// multiply-and-sum (conv) or a reduction (pool) over the window axes — no im2col copy.
+#include <limits>
+
+#include "runtime/tensor_internal.h"
+
+namespace sluice {
+
+using detail::OpScope;
+
+namespace detail {
+Shape per_dim(const char* op, const char* what, const Shape& v, size_t dims) {
+  SLUICE_CHECK_IN(ValueError, op, v.size() == 1 || v.size() == dims)
+      << what << " needs 1 or " << dims << " values, got " << tuple_str(v);
+  return v.size() == 1 ? Shape(dims, v[0]) : v;
+}
+
+Bounds resolve_pool_pads(const char* op, const Shape& padding, size_t dims) {
+  SLUICE_CHECK_IN(ValueError, op, padding.size() == 1 || padding.size() == dims || padding.size() == 2 * dims)
+      << "padding needs 1, " << dims << " or " << 2 * dims << " values, got " << tuple_str(padding);
+  Bounds out;
+  for (size_t i = 0; i < dims; i++) {
+    if (padding.size() == 2 * dims)
+      out.push_back({padding[2 * i], padding[2 * i + 1]});
+    else
+      out.push_back({padding[padding.size() == 1 ? 0 : i], padding[padding.size() == 1 ? 0 : i]});
+  }
+  return out;
+}
+}  // namespace detail
+
+namespace {
+// Pads for the last pads.size() axes, none for the leading ones.
+Tensor pad_last(const Tensor& t, const Bounds& pads, Number value = 0) {
+  Bounds all(size_t(t.ndim()) - pads.size(), {0, 0});
+  all.insert(all.end(), pads.begin(), pads.end());
+  return t.pad(all, value);
+}
+
+Tensor windows(const char* op, const Tensor& padded, const Shape& k, const Shape& s, const Shape& d) {
+  Shape in(padded.shape().end() - long(k.size()), padded.shape().end());
+  for (size_t j = 0; j < k.size(); j++) {
+    SLUICE_CHECK_IN(ShapeError, op, d[j] * (k[j] - 1) + 1 <= in[j] && k[j] > 0 && s[j] > 0 && d[j] > 0)
+        << "kernel " << tuple_str(k) << " with stride " << tuple_str(s) << " and dilation " << tuple_str(d)
+        << " does not fit the padded input " << tuple_str(in);
+  }
+  return detail::pool(padded, k, s, d);
+}
+
+Shape last_axes(size_t n) {
+  Shape axes;
+  for (size_t j = 0; j < n; j++) axes.push_back(-1 - int64_t(j));
+  return axes;
+}
+
+// ceil_mode: grow the after-padding so the last partial window counts, unless it would start in padding.
+Bounds apply_ceil_mode(const Tensor& t, Bounds pads, const Shape& k, const Shape& s, const Shape& d) {
+  for (size_t j = 0; j < k.size(); j++) {
+    int64_t i = t.shape()[size_t(t.ndim()) - k.size() + j], span = d[j] * (k[j] - 1) + 1;
+    auto [before, after] = pads[j];
+    int64_t o = (i + before + after - span + s[j] - 1) / s[j] + 1;
+    pads[j].second += s[j] * (o - 1) + span - (i + before + after) -
+                      std::max<int64_t>(s[j] * (o - 1) - (before + i - 1), 0);
+  }
+  return pads;
+}
+
+struct PoolSetup {
+  Shape k, s, d;
+  Bounds pads;
+};
+PoolSetup pool_setup(const char* op, const Tensor& t, const PoolOptions& o) {
+  size_t dims = o.kernel.size() == 1 ? 2 : o.kernel.size();
+  SLUICE_CHECK_IN(ShapeError, op, t.ndim() >= int64_t(dims))
+      << "a " << dims << "-d pool needs at least " << dims << " dimensions, got " << tuple_str(t.shape());
+  PoolSetup p;
+  p.k = detail::per_dim(op, "kernel", o.kernel, dims);
+  p.s = o.stride.empty() ? p.k : detail::per_dim(op, "stride", o.stride, dims);
+  p.d = detail::per_dim(op, "dilation", o.dilation, dims);
+  p.pads = detail::resolve_pool_pads(op, o.padding, dims);
+  return p;
+}
+}  // namespace
+
+Tensor Tensor::conv2d(const Tensor& weight) const { return conv2d(weight, ConvOptions{}); }
+
+// Windows (bs, cin, *out, *k) are broadcast against the weight as (bs, groups, rcout, *out, cin/groups, *k)
+// and summed over the last 1 + dims axes.
+Tensor Tensor::conv2d(const Tensor& weight, const ConvOptions& o) const {
+  OpScope scope("conv2d");
+  SLUICE_CHECK_IN(ShapeError, "conv2d", ndim() == weight.ndim() && ndim() >= 3)
+      << "input " << tuple_str(shape()) << " and weight " << tuple_str(weight.shape())
+      << " need the same rank, at least 3";
+  SLUICE_CHECK_IN(ValueError, "conv2d", o.groups > 0) << "groups must be > 0, got " << o.groups;
+  int64_t bs = shape()[0], cin_all = shape()[1], cout = weight.shape()[0], cin = weight.shape()[1],
+          g = o.groups;
+  Shape k(weight.shape().begin() + 2, weight.shape().end());
+  size_t dims = k.size();
+  SLUICE_CHECK_IN(ShapeError, "conv2d", cin * g == cin_all && cout % g == 0)
+      << "input " << tuple_str(shape()) << " has " << cin_all << " channels, weight "
+      << tuple_str(weight.shape()) << " with groups=" << g << " expects " << cin * g
+      << " (and output channels divisible by groups)";
+  SLUICE_CHECK_IN(ShapeError, "conv2d", !o.bias || o.bias->shape() == Shape{cout})
+      << "bias " << tuple_str(o.bias->shape()) << " does not match " << cout << " output channels";
+  Shape s = detail::per_dim("conv2d", "stride", o.stride, dims),
+        d = detail::per_dim("conv2d", "dilation", o.dilation, dims);
+  Tensor x =
+      windows("conv2d", pad_last(*this, detail::resolve_pool_pads("conv2d", o.padding, dims)), k, s, d);
+  Shape out(x.shape().begin() + 2, x.shape().begin() + 2 + long(dims));
+  int64_t rcout = cout / g;
+  Shape grouped{bs, g, cin, 1}, wide{bs, g, cin, rcout}, wview{1, g, rcout};
+  grouped.insert(grouped.end(), out.begin(), out.end()), wide.insert(wide.end(), out.begin(), out.end());
+  grouped.insert(grouped.end(), k.begin(), k.end()), wide.insert(wide.end(), k.begin(), k.end());
+  Shape order{0, 1, 3};
+  for (size_t j = 0; j < dims; j++) order.push_back(4 + int64_t(j));
+  order.push_back(2);
+  for (size_t j = 0; j < dims; j++) order.push_back(4 + int64_t(dims + j));
+  wview.insert(wview.end(), dims, 1);
+  wview.push_back(cin);
+  wview.insert(wview.end(), k.begin(), k.end());
+  x = x.reshape(grouped).expand(wide).permute(order);
+  Shape result{bs, cout};
+  result.insert(result.end(), out.begin(), out.end());
+  Tensor ret = (x * weight.reshape(wview)).sum(last_axes(1 + dims), true).reshape(result);
+  if (!o.bias) return ret;
+  Shape bview{1, cout};
+  bview.insert(bview.end(), dims, 1);
+  return ret + o.bias->reshape(bview);
+}
+
+Tensor Tensor::conv_transpose2d(const Tensor& weight) const {
+  return conv_transpose2d(weight, ConvOptions{});
+}
+
+// A convolution of the input dilated by the stride (zeros between elements) with the weight flipped and its
+// channel axes swapped, padded by (k - 1) * dilation - padding.
+Tensor Tensor::conv_transpose2d(const Tensor& weight, const ConvOptions& o) const {
+  OpScope scope("conv_transpose2d");
+  SLUICE_CHECK_IN(ShapeError, "conv_transpose2d", ndim() == weight.ndim() && ndim() >= 3)
+      << "input " << tuple_str(shape()) << " and weight " << tuple_str(weight.shape())
+      << " need the same rank, at least 3";
+  SLUICE_CHECK_IN(ShapeError, "conv_transpose2d",
+                  o.groups > 0 && weight.shape()[0] == shape()[1] && weight.shape()[0] % o.groups == 0)
+      << "input " << tuple_str(shape()) << " has " << shape()[1] << " channels, weight "
+      << tuple_str(weight.shape()) << " with groups=" << o.groups << " expects " << weight.shape()[0];
+  Shape k(weight.shape().begin() + 2, weight.shape().end());
+  size_t dims = k.size();
+  Shape s = detail::per_dim("conv_transpose2d", "stride", o.stride, dims);
+  Shape d = detail::per_dim("conv_transpose2d", "dilation", o.dilation, dims);
+  Shape p = detail::per_dim("conv_transpose2d", "padding", o.padding, dims);
+  Shape op = detail::per_dim("conv_transpose2d", "output_padding", o.output_padding, dims);
+  Shape flips;
+  for (size_t j = 0; j < dims; j++) flips.push_back(3 + int64_t(j));
+  Tensor w = weight.unflatten(0, {o.groups, -1}).transpose(1, 2).flip(flips).flatten(0, 1);
+  Tensor x = *this;
+  if (std::any_of(s.begin(), s.end(), [](int64_t v) { return v > 1; })) {
+    Shape pairs{x.shape()[0], x.shape()[1]}, dilated{x.shape()[0], x.shape()[1]};
+    Bounds gaps(2, {0, 0}), cut{{0, x.shape()[0]}, {0, x.shape()[1]}};
+    for (size_t j = 0; j < dims; j++) {
+      int64_t n = x.shape()[2 + j];
+      pairs.push_back(n), pairs.push_back(1);
+      gaps.push_back({0, 0}), gaps.push_back({0, s[j] - 1});
+      dilated.push_back(n * s[j]);
+      cut.push_back({0, n * s[j] - (s[j] - 1)});
+    }
+    x = x.reshape(pairs).pad(gaps).reshape(dilated).shrink(cut);
+  }
+  Shape pads;
+  for (size_t j = 0; j < dims; j++) {
+    int64_t edge = (k[j] - 1) * d[j] - p[j];
+    pads.push_back(edge), pads.push_back(edge + op[j]);
+  }
+  return x.conv2d(w, ConvOptions{o.bias, o.groups, {1}, d, pads});
+}
+
+Tensor Tensor::max_pool2d() const { return max_pool2d(PoolOptions{}); }
+Tensor Tensor::max_pool2d(const PoolOptions& o) const {
+  OpScope scope("max_pool2d");
+  PoolSetup p = pool_setup("max_pool2d", *this, o);
+  Bounds pads = o.ceil_mode ? apply_ceil_mode(*this, p.pads, p.k, p.s, p.d) : p.pads;
+  double lowest = dtype().is_float() ? -std::numeric_limits<double>::infinity() : dtype().min();
+  return windows("max_pool2d", pad_last(*this, pads, lowest), p.k, p.s, p.d).max(last_axes(p.k.size()));
+}
+
+Tensor Tensor::avg_pool2d() const { return avg_pool2d(PoolOptions{}); }
+Tensor Tensor::avg_pool2d(const PoolOptions& o) const {
+  OpScope scope("avg_pool2d");
+  PoolSetup p = pool_setup("avg_pool2d", *this, o);
+  Shape axes = last_axes(p.k.size());
+  auto pooled = [&](const Tensor& x, const Bounds& pads) {
+    return windows("avg_pool2d", pad_last(x, pads), p.k, p.s, p.d);
+  };
+  Bounds ceil_pads = apply_ceil_mode(*this, p.pads, p.k, p.s, p.d);
+  if (!o.count_include_pad) {
+    const Bounds& pads = o.ceil_mode ? ceil_pads : p.pads;
+    return pooled(*this, pads).sum(axes) / pooled(ones_like(), pads).sum(axes);
+  }
+  if (!o.ceil_mode) return pooled(*this, p.pads).mean(axes);
+  // Explicit padding counts in the divisor; the extra ceil-mode padding does not.
+  Bounds extra;
+  for (size_t j = 0; j < p.pads.size(); j++)
+    extra.push_back({ceil_pads[j].first - p.pads[j].first, ceil_pads[j].second - p.pads[j].second});
+  return pooled(*this, ceil_pads).sum(axes) / pooled(pad_last(*this, p.pads).ones_like(), extra).sum(axes);
+}
+
+}  // namespace sluice

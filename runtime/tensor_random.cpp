@@ -1,0 +1,92 @@
+// Random tensors from a counter-based generator: element i of a tensor with seed s is a keyed hash of i,
+// built from uint32 ALU ops (XOR, SHR, MUL, ADD). No state, no device-specific code: a seed gives the same
+// graph, hence the same numbers, on every device.
+#include <cmath>
+#include <numbers>
+
+#include "runtime/tensor_internal.h"
+
+namespace sluice {
+
+using detail::OpScope;
+
+namespace {
+// Derives the two 32-bit keys of a seed on the host (splitmix64: nearby seeds give unrelated keys).
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// lowbias32 (C. Wellons): a bijective 32-bit hash with near-ideal avalanche.
+Tensor hash32(Tensor x) {
+  x = x ^ (x >> 16);
+  x = x * 0x7feb352d;
+  x = x ^ (x >> 15);
+  x = x * 0x846ca68b;
+  return x ^ (x >> 16);
+}
+
+// n uint32 words: hash(hash(i ^ k0) + k1).
+Tensor random_bits(const char* op, int64_t n, uint64_t seed, const std::string& device) {
+  SLUICE_CHECK_IN(ValueError, op, n <= (int64_t(1) << 32)) << n << " elements exceed the 2^32 counter";
+  uint64_t state = seed;
+  uint32_t k0 = uint32_t(splitmix64(state)), k1 = uint32_t(splitmix64(state));
+  return hash32(hash32(detail::index_ramp({n}, 0, dtypes::uint32, device) ^ int64_t(k0)) + int64_t(k1));
+}
+
+// Uniform [0, 1) in a float dtype: as many top bits as the dtype's significand holds, so the value is exact
+// and never rounds up to 1.
+Tensor uniform_bits(const char* op, int64_t n, uint64_t seed, const std::string& device, DType dt) {
+  SLUICE_CHECK_IN(DTypeError, op, dt.is_float()) << "needs a float dtype, got " << dt.name();
+  int bits = dt == dtypes::float16 ? 11 : dt == dtypes::bfloat16 ? 8 : dt == dtypes::float32 ? 24 : 32;
+  return (random_bits(op, n, seed, device) >> (32 - bits)).cast(dt) * std::ldexp(1.0, -bits);
+}
+}  // namespace
+
+Tensor Tensor::rand(const Shape& shape, uint64_t seed, const std::string& device, DType dtype) {
+  OpScope scope("rand");
+  detail::check_shape("rand", shape);
+  return uniform_bits("rand", sluice::prod(shape), seed, canonical_device(device), dtype).reshape(shape);
+}
+
+// Box-Muller on 2n uniforms: cos(2 pi u1) * sqrt(-2 ln(1 - u2)), with 1 - u2 in (0, 1].
+Tensor Tensor::randn(const Shape& shape, uint64_t seed, const std::string& device, DType dtype) {
+  OpScope scope("randn");
+  detail::check_shape("randn", shape);
+  SLUICE_CHECK_IN(DTypeError, "randn", dtype.is_float()) << "needs a float dtype, got " << dtype.name();
+  int64_t n = sluice::prod(shape);
+  auto halves = uniform_bits("randn", 2 * n, seed, canonical_device(device), dtypes::float32).split(n);
+  Tensor z = (halves[0] * (2 * std::numbers::pi)).cos() * ((1 - halves[1]).log() * -2).sqrt();
+  return z.cast(dtype).reshape(shape);
+}
+
+// Integers in [low, high) by the remainder of a 32-bit word (bias below range / 2^32).
+Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, uint64_t seed,
+                       const std::string& device, DType dtype) {
+  OpScope scope("randint");
+  detail::check_shape("randint", shape);
+  SLUICE_CHECK_IN(DTypeError, "randint", dtype.is_int()) << "needs an integer dtype, got " << dtype.name();
+  SLUICE_CHECK_IN(ValueError, "randint",
+                  low < high && high - low <= (int64_t(1) << 32) && double(low) >= dtype.min() &&
+                      double(high - 1) <= dtype.max())
+      << "bad range [" << low << ", " << high << ") for " << dtype.name();
+  Tensor bits = random_bits("randint", sluice::prod(shape), seed, canonical_device(device));
+  Tensor r = high - low == (int64_t(1) << 32) ? bits : bits % (high - low);
+  return (r.cast(dtype) + low).reshape(shape);
+}
+
+Tensor Tensor::uniform(const Shape& shape, double low, double high, uint64_t seed, const std::string& device,
+                       DType dtype) {
+  OpScope scope("uniform");
+  return (rand(shape, seed, device, dtype) * (high - low) + low).cast(dtype);
+}
+
+Tensor Tensor::normal(const Shape& shape, double mean, double std, uint64_t seed, const std::string& device,
+                      DType dtype) {
+  OpScope scope("normal");
+  return (randn(shape, seed, device, dtype) * std + mean).cast(dtype);
+}
+
+}  // namespace sluice
