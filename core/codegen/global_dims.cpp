@@ -1,0 +1,82 @@
+#include "core/codegen/global_dims.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+#include "core/ir/symbolic.h"
+
+namespace sluice::codegen {
+namespace {
+
+// The largest divisor of n that is <= limit (1 when none larger exists).
+int64_t largest_divisor(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+UOp special(int dim, int64_t size) {
+  return UOp::make(Op::Special, dtypes::index, {}, VarArg{"gidx" + std::to_string(dim), 0, size - 1});
+}
+
+}  // namespace
+
+GlobalMap map_global(const Shape& shape, const DeviceCaps& caps) {
+  GlobalMap m;
+  m.axis_idx.assign(shape.size(), UOp::const_int(dtypes::index, 0));
+  if (prod(shape) == 0) {
+    m.dims = {0};
+    return m;
+  }
+  std::vector<std::vector<size_t>> groups;  // axes of size > 1, grouped into launch dimensions
+  for (size_t a = 0; a < shape.size(); ++a)
+    if (shape[a] > 1) groups.push_back({a});
+  const size_t max_dims = size_t(std::max(caps.global_dims, 1));
+  // Merging the leading axes keeps the innermost axis alone in the last dimension, so consecutive
+  // work-groups touch consecutive elements.
+  while (groups.size() > max_dims) {
+    groups[1].insert(groups[1].begin(), groups[0].begin(), groups[0].end());
+    groups.erase(groups.begin());
+  }
+  auto group_size = [&](const std::vector<size_t>& g) {
+    int64_t n = 1;
+    for (size_t a : g) n *= shape[a];
+    return n;
+  };
+  // Each group becomes one launch dimension, or two (hi, lo) when it is too large for one.
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const std::vector<size_t>& g = groups[gi];
+    const int64_t n = group_size(g);
+    const int d = int(m.dims.size());
+    UOp gid;
+    if (n <= caps.global_max[size_t(std::min(d, 2))]) {
+      m.dims.push_back(uint32_t(n));
+      gid = special(d, n);
+      m.specials.push_back(gid);
+    } else {
+      const int64_t lo = largest_divisor(n, caps.global_max[size_t(std::min(d + 1, 2))]), hi = n / lo;
+      const size_t later = groups.size() - gi - 1;  // dimensions the groups after this one need
+      SLUICE_CHECK_IN(
+          Error, "global_dims",
+          lo > 1 && m.dims.size() + 2 + later <= max_dims && hi <= caps.global_max[size_t(std::min(d, 2))])
+          << "cannot map " << tuple_str(shape) << " onto " << caps.global_dims << " launch dimensions";
+      m.dims.insert(m.dims.end(), {uint32_t(hi), uint32_t(lo)});
+      UOp h = special(d, hi), l = special(d + 1, lo);
+      m.specials.insert(m.specials.end(), {h, l});
+      gid = h * lo + l;
+    }
+    // Row-major within the group: the last axis varies fastest.
+    int64_t stride = 1;
+    for (size_t k = g.size(); k-- > 0;) {
+      const size_t a = g[k];
+      UOp idx = stride == 1 ? gid : gid / stride;
+      if (k > 0) idx = idx % shape[a];
+      m.axis_idx[a] = simplify(idx);
+      stride *= shape[a];
+    }
+  }
+  return m;
+}
+
+}  // namespace sluice::codegen

@@ -1,0 +1,69 @@
+#pragma once
+// The linear kernel: what codegen hands a renderer and what a runtime needs to launch it (DESIGN.md §2,
+// "Codegen"). Produced by make_kernel (codegen.h) from one ScheduleItem AST.
+//
+// The uops are a flat list in execution order, block-structured by RANGE ... ENDRANGE pairs. Every value
+// is a UOp whose sources come earlier in the list. The ops that appear:
+//   DEFINE_GLOBAL  arg i: buffer i (dtype a pointer, ptr_size = elements)       declared once, outside
+//   SPECIAL        arg VarArg{"gidxN", 0, size-1}: the work-group id along launch dimension N
+//   CONST          a literal (renderers inline it)
+//   RANGE(end)     arg int64 axis: a loop 0 <= ridx < end; closed by ENDRANGE(range)
+//   INDEX(buf, idx[, valid])   the element buf[idx]; with valid, only where valid holds
+//   LOAD(INDEX)    the element, or 0 where the INDEX's valid is false (never reads out of bounds)
+//   STORE(INDEX, value)        writes the element (skipped where valid is false)
+//   DEFINE_REG(identity, ranges...)  arg int64 id: an accumulator set to identity before its loops open
+//   ASSIGN(acc, value)         acc = value inside the innermost loop; after the loops, the ASSIGN node
+//                              stands for the accumulator's final value
+//   ALU ops, CAST, BITCAST     as in the AST; integer ops wrap in their dtype (core/ir/alu.h)
+// Index arithmetic is dtypes::index (int32).
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ir/uop.h"
+
+namespace sluice::codegen {
+
+// What codegen may assume about a device: capabilities, never APIs. Defaults describe the CPU device.
+struct DeviceCaps {
+  int global_dims = 1;  // launch dimensions available
+  std::array<int64_t, 3> global_max = {0xffffffffLL, 0xffffffffLL, 0xffffffffLL};  // per dimension
+  int64_t local_bytes = 0;        // shared memory per work-group (0: none; no LOCAL/GROUP opts)
+  bool supports_float16 = false;  // half arithmetic (or storage at least) in the dialect
+};
+
+// An optimization action applied to a kernel (the reference design's OptOps). None are applied yet; the
+// list is the kernel's record of them so BEAM results can be cached and replayed.
+enum class OptOp : uint8_t { Upcast, Unroll, Local, Group, GroupTop, PadTo, NoLocals, TensorCore };
+struct Opt {
+  OptOp op;
+  int64_t axis = 0;
+  int64_t arg = 0;
+  friend bool operator==(const Opt&, const Opt&) = default;
+};
+
+struct KernelBuffer {
+  DType dtype;           // element dtype
+  int64_t size = 0;      // elements
+  bool written = false;  // stored by the kernel (the outputs)
+  bool read = false;     // loaded by the kernel (an output written in place may be both)
+};
+
+struct Kernel {
+  std::string name;                                 // "E_4_4", "r_64_128": a C identifier
+  std::vector<KernelBuffer> bufs;                   // in DEFINE_GLOBAL order (ScheduleItem::bufs)
+  std::vector<UOp> vars;                            // DEFINE_VAR scalar arguments in layout order (none yet)
+  std::array<uint32_t, 3> global_size = {1, 1, 1};  // work-groups per launch dimension
+  std::array<uint32_t, 3> local_size = {1, 1, 1};   // work-items per work-group
+  int64_t local_bytes = 0;                          // shared memory the kernel declares
+  std::vector<Opt> opts;                            // applied optimizations, in order
+  Shape full_shape;                                 // the kernel's iteration shape (reduce input shape F)
+  Shape output_shape;                               // F with the reduced axes 1
+  std::vector<UOp> uops;                            // the linear program, see above
+
+  uint64_t global_count() const { return uint64_t(global_size[0]) * global_size[1] * global_size[2]; }
+  std::string str() const;  // one uop per line, for SLUICE_DEBUG=5 and test failures
+};
+
+}  // namespace sluice::codegen

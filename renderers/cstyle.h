@@ -1,0 +1,65 @@
+#pragma once
+// The C-style renderer: linear kernel uops (core/codegen/kernel.h) to C-family source (DESIGN.md §3).
+// CPU C, OpenCL C, CUDA C and HIP share this base and differ in a Dialect description plus the few hooks
+// below (how the kernel is declared and how it finds its work-group).
+//
+// Semantics every dialect reproduces (core/ir/alu.h, where C defines a result):
+// - Integer ADD/SUB/MUL/NEG wrap in the dtype's width: computed in unsigned arithmetic (no signed
+//   overflow UB) and converted back.
+// - IDIV/MOD truncate toward zero. A divisor that is not a known nonzero constant is guarded so a kernel
+//   never traps: x/0 and x%0 give 0, MIN/-1 gives MIN (the reference marks those elements undefined).
+// - Shifts by a negative amount or >= the width give 0 instead of UB.
+// - MAX propagates NaN; CMPLT/CMPNE are C's < and !=; WHERE is ?:; BITCAST goes through a union.
+// - Masked loads never read: `valid ? buf[idx] : 0`; masked stores are skipped.
+// Transcendentals (EXP2, LOG2, SIN, SQRT) call the dialect's math functions; GPU dialects without exact
+// ones will need polynomial fallbacks (as the reference design's transcendental rewrites).
+//
+// Rendering is a pure function of the kernel; a renderer is immutable and usable from any thread.
+// Failures: Error `[render] ...` for dtypes or ops the dialect cannot express.
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/codegen/kernel.h"
+#include "core/ir/dtype.h"
+
+namespace sluice::render {
+
+struct Dialect {
+  std::string kernel_prefix;  // before the function: "__kernel " (OpenCL), "extern \"C\" __global__ "
+  std::string buffer_prefix;  // before a buffer's element type: "__global " (OpenCL)
+  std::array<std::string, 3> global_ids;  // the work-group id along each launch dimension, as an int
+  std::array<std::string, 3> local_ids;   // the work-item id within the group (LOCAL opts; unused yet)
+  std::string barrier;                    // "__syncthreads();", "barrier(CLK_LOCAL_MEM_FENCE);"
+  std::string shared_prefix;              // declares shared memory: "__shared__ ", "__local "
+  std::vector<std::pair<Scalar, std::string>> type_names;  // overrides of DType::c_name ("_Bool")
+  bool native_half = false;                                // half arithmetic; otherwise unsupported for now
+  bool native_bf16 = false;
+  std::string vector_ctor;      // "(float4)(" (OpenCL), "make_float4(" (CUDA): vectorized opts
+  std::string float_fn_suffix;  // "f" where float math functions are suffixed (C: exp2f)
+  std::string math_prefix;      // "__builtin_" to use the compiler's builtins without headers
+  std::string infinity, nan;    // float32 literals; the double versions add no suffix
+};
+
+class CStyleRenderer {
+ public:
+  explicit CStyleRenderer(Dialect d) : d_(std::move(d)) {}
+  virtual ~CStyleRenderer() = default;
+
+  const Dialect& dialect() const { return d_; }
+  // The source of one kernel, defining a function named k.name.
+  std::string render(const codegen::Kernel& k) const;
+  // The element type's name in this dialect.
+  std::string type(DType dt) const;
+
+ protected:
+  // The kernel's declaration, buffer bindings and the loop or id setup that surrounds `body` (already
+  // indented by one level).
+  virtual std::string wrap(const codegen::Kernel& k, const std::string& body) const = 0;
+
+ private:
+  Dialect d_;
+};
+
+}  // namespace sluice::render

@@ -1,0 +1,128 @@
+// Lowering structure (core/codegen) and C rendering (renderers/), no device: kernel names and launch
+// sizes, loop structure of reductions, masked loads, launch-dimension mapping under device limits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/codegen/codegen.h"
+#include "core/codegen/global_dims.h"
+#include "core/error.h"
+#include "renderers/cpu.h"
+#include "runtime/tensor.h"
+
+namespace sluice::codegen {
+namespace {
+
+Tensor input(const Shape& shape) {
+  return Tensor::from(std::vector<float>(size_t(prod(shape)), 1.0f), shape, "CPU");
+}
+
+// The kernel of the last schedule item of t.
+Kernel kernel_of(const Tensor& t) { return make_kernel(t.schedule().back().ast); }
+
+size_t count(const Kernel& k, Op op) {
+  return size_t(std::count_if(k.uops.begin(), k.uops.end(), [&](const UOp& u) { return u.op() == op; }));
+}
+size_t position(const Kernel& k, Op op) {
+  return size_t(std::find_if(k.uops.begin(), k.uops.end(), [&](const UOp& u) { return u.op() == op; }) -
+                k.uops.begin());
+}
+
+TEST(Codegen, ElementwiseIsOneFlatGridWithoutLoops) {
+  Kernel k = kernel_of(input({4, 4}) + input({4, 4}));
+  EXPECT_EQ(k.name, "E_4_4");
+  EXPECT_EQ(k.global_size, (std::array<uint32_t, 3>{16, 1, 1}));
+  EXPECT_EQ(count(k, Op::Range), 0u);
+  EXPECT_EQ(count(k, Op::Store), 1u);
+  ASSERT_EQ(k.bufs.size(), 3u);
+  EXPECT_TRUE(k.bufs[0].written && !k.bufs[0].read);
+  EXPECT_TRUE(k.bufs[1].read && !k.bufs[1].written);
+  EXPECT_EQ(k.bufs[1].size, 16);
+}
+
+TEST(Codegen, ReduceIsOneLoopWithAccumulatorOutside) {
+  Kernel k = kernel_of(input({64, 128}).sum({1}));
+  EXPECT_EQ(k.name, "r_64_128");
+  EXPECT_EQ(k.global_size[0], 64u);
+  ASSERT_EQ(count(k, Op::Range), 1u);
+  EXPECT_EQ(count(k, Op::EndRange), 1u);
+  // acc = 0; for (...) { acc = acc + x; } out = acc
+  EXPECT_LT(position(k, Op::DefineReg), position(k, Op::Range));
+  EXPECT_LT(position(k, Op::Range), position(k, Op::Assign));
+  EXPECT_LT(position(k, Op::Assign), position(k, Op::EndRange));
+  EXPECT_LT(position(k, Op::EndRange), position(k, Op::Store));
+}
+
+TEST(Codegen, ReducesOfOneKernelShareTheLoop) {
+  Tensor a = input({8, 16});
+  Kernel k = kernel_of(a.sum({1}) + a.max({1}));
+  EXPECT_EQ(count(k, Op::Range), 1u);
+  EXPECT_EQ(count(k, Op::DefineReg), 2u);
+}
+
+TEST(Codegen, FullReductionHasOneWorkGroup) {
+  Kernel k = kernel_of(input({4, 5}).sum());
+  EXPECT_EQ(k.global_count(), 1u);
+  EXPECT_EQ(count(k, Op::Range), 2u);  // one loop per reduced axis, nested
+}
+
+TEST(Codegen, PaddingGivesMaskedLoads) {
+  Kernel k = kernel_of(input({4}).pad({{2, 2}}) * 2);
+  auto load = std::find_if(k.uops.begin(), k.uops.end(), [](const UOp& u) { return u.op() == Op::Load; });
+  ASSERT_NE(load, k.uops.end());
+  EXPECT_EQ(load->src(0).num_src(), 3u);  // INDEX(buf, idx, valid)
+}
+
+TEST(Codegen, CopyIsNotAKernel) {
+  UOp buf0 = UOp::make(Op::DefineGlobal, dtypes::float32.ptr(AddrSpace::Global, 4), {}, int64_t(0));
+  UOp buf1 = UOp::make(Op::DefineGlobal, dtypes::float32.ptr(AddrSpace::Global, 4), {}, int64_t(1));
+  EXPECT_THROW(make_kernel(UOp::make(Op::Copy, dtypes::float32, {buf0, buf1}, int64_t(16))), Error);
+}
+
+TEST(Codegen, NamesAreUniqueWithinAProgram) {
+  KernelNamer n;
+  EXPECT_EQ(n.unique("E_4"), "E_4");
+  EXPECT_EQ(n.unique("E_4"), "E_4n1");
+  EXPECT_EQ(n.unique("r_4"), "r_4");
+  EXPECT_EQ(n.unique("E_4"), "E_4n2");
+}
+
+TEST(GlobalDims, CpuFlattensToOneDimension) {
+  GlobalMap m = map_global({2, 1, 3, 4}, DeviceCaps{});
+  EXPECT_EQ(m.dims, (std::vector<uint32_t>{24}));
+  EXPECT_TRUE(m.axis_idx[1].is_const());
+}
+
+TEST(GlobalDims, GpuMergesLeadingAxesIntoThreeDimensions) {
+  DeviceCaps gpu{.global_dims = 3, .global_max = {65535, 65535, 65535}};
+  EXPECT_EQ(map_global({2, 3, 4, 5}, gpu).dims, (std::vector<uint32_t>{6, 4, 5}));
+}
+
+TEST(GlobalDims, TooLargeDimensionSplitsWhenADimensionIsFree) {
+  DeviceCaps gpu{.global_dims = 3, .global_max = {1024, 1024, 1024}};
+  EXPECT_EQ(map_global({1 << 16}, gpu).dims, (std::vector<uint32_t>{64, 1024}));
+  EXPECT_THROW(map_global({3, 5, 1 << 16}, gpu), Error);
+}
+
+TEST(CpuRenderer, EmitsTheKernelAbiAndGuardsDivision) {
+  Tensor a = Tensor::from(std::vector<int32_t>{1, 2, 3, 4}, {4}, "CPU");
+  Tensor b = Tensor::from(std::vector<int32_t>{1, 0, -1, 2}, {4}, "CPU");
+  Kernel k = kernel_of(a.div(b, Rounding::Trunc));
+  std::string src = render::make_cpu_renderer()->render(k);
+  EXPECT_NE(
+      src.find(
+          "void E_4(void* const* bufs, const int* vars, const unsigned* launch, int core_id, int n_cores)"),
+      std::string::npos)
+      << src;
+  EXPECT_NE(src.find("== 0 ? (int)0"), std::string::npos) << src;  // x/0 never traps
+}
+
+TEST(CpuRenderer, HalfIsDeclaredUnsupported) {
+  Kernel k = kernel_of(input({4}).cast(dtypes::float16) + 1);
+  EXPECT_THROW(render::make_cpu_renderer()->render(k), DTypeError);
+}
+
+}  // namespace
+}  // namespace sluice::codegen
