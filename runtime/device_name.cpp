@@ -40,7 +40,12 @@ DeviceName parse_device(std::string_view name) {
   return d;
 }
 
-std::string canonical_device(std::string_view name) { return parse_device(name).str(); }
+std::string canonical_device(std::string_view name) {
+  // Every tensor op passes its device through here, nearly always already canonical ("CPU"): skip parsing.
+  for (const char* const* k = kKinds; *k; ++k)
+    if (name == *k) return std::string(name);
+  return parse_device(name).str();
+}
 
 std::string default_device() {
   const char* env = std::getenv("SLUICE_DEVICE");

@@ -91,7 +91,7 @@ struct Key {  // a node-to-be, looked up without building it
   Op op;
   DType dtype;
   std::span<const UOp> src;
-  const Arg* arg;
+  Arg* arg;  // moved into the node when the key is inserted
   size_t hash;
 };
 
@@ -181,7 +181,7 @@ struct UOpTable {
 
   static UOpNode* create(const Key& k) {
     void* mem = ::operator new(sizeof(UOpNode) + k.src.size() * sizeof(UOp));
-    UOpNode* n = new (mem) UOpNode{k.op, k.dtype, *k.arg, k.hash, uint32_t(k.src.size())};
+    UOpNode* n = new (mem) UOpNode{k.op, k.dtype, std::move(*k.arg), k.hash, uint32_t(k.src.size())};
     UOp* s = reinterpret_cast<UOp*>(n + 1);
     for (size_t i = 0; i < k.src.size(); i++) new (s + i) UOp(k.src[i]);
     return n;
