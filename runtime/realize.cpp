@@ -10,17 +10,13 @@
 #include "core/error.h"
 #include "renderers/cpu.h"
 #include "runtime/buffer.h"
+#include "runtime/debug.h"
 #include "runtime/reference.h"
 
 namespace sluice {
 namespace {
 
 constexpr std::byte kGuard{0xA5};
-
-int debug_level() {
-  const char* e = std::getenv("SLUICE_DEBUG");
-  return e ? std::atoi(e) : 0;
-}
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
