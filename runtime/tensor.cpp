@@ -32,7 +32,11 @@ bool is_data(const UOp& u) {
 // Tags every untagged node below `root` that is not data. Nodes built earlier by another tensor op are
 // already tagged, so the walk stops there and each node is visited once over its lifetime.
 void tag_new_nodes(const UOp& root, const char* name) {
-  std::vector<const UOp*> stack{&root};
+  if (root.tag() || root.num_src() == 0 || is_data(root)) return;  // most views and re-wrapped nodes
+  // Every tensor op builds a Tensor, so the walk's stack is kept per thread rather than allocated per call
+  // (the walk calls nothing that could walk again).
+  thread_local std::vector<const UOp*> stack;
+  stack.assign(1, &root);
   while (!stack.empty()) {
     const UOp& u = *stack.back();
     stack.pop_back();

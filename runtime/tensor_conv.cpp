@@ -118,7 +118,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const ConvOptions& o) const {
   wview.insert(wview.end(), dims, 1);
   wview.push_back(cin);
   wview.insert(wview.end(), k.begin(), k.end());
-  x = x.reshape(grouped).expand(wide).permute(order);
+  // Sizes consistent by construction: one Tensor for the chain (see detail::pool).
+  x = Tensor(x.uop().reshape(grouped).expand(wide).permute(order), device());
   Shape result{bs, cout};
   result.insert(result.end(), out.begin(), out.end());
   Tensor ret = (x * weight.reshape(wview)).sum(last_axes(1 + dims), true).reshape(result);

@@ -30,13 +30,9 @@ void Identity::set_payload(std::shared_ptr<void> p) const {
 // ---------------------------------------------------------------- shapes
 
 namespace {
-Bounds pairs(const std::vector<int64_t>& flat) {
-  Bounds b;
-  for (size_t i = 0; i + 1 < flat.size(); i += 2) b.push_back({flat[i], flat[i + 1]});
-  return b;
-}
 std::vector<int64_t> flatten(const Bounds& b) {
   std::vector<int64_t> out;
+  out.reserve(2 * b.size());
   for (auto& [x, y] : b) out.push_back(x), out.push_back(y);
   return out;
 }
@@ -59,20 +55,24 @@ Shape infer(const UOp& u, const Shape* in) {
       return static_cast<const ShapeTracker&>(*std::get<std::shared_ptr<const ArgObject>>(a)).shape();
     case Op::Reshape:
     case Op::Expand: return std::get<std::vector<int64_t>>(a);
+    // Sized up front and read from the flat (begin, end) args in place: every node's shape is inferred
+    // once, and allocating is most of what that costs.
     case Op::Permute: {
-      Shape s;
-      for (int64_t ax : std::get<std::vector<int64_t>>(a)) s.push_back((*in)[size_t(ax)]);
+      const auto& axes = std::get<std::vector<int64_t>>(a);
+      Shape s(axes.size());
+      for (size_t i = 0; i < axes.size(); i++) s[i] = (*in)[size_t(axes[i])];
       return s;
     }
     case Op::Pad: {
       Shape s = *in;
-      Bounds p = pairs(std::get<std::vector<int64_t>>(a));
-      for (size_t i = 0; i < s.size(); i++) s[i] += p[i].first + p[i].second;
+      const auto& p = std::get<std::vector<int64_t>>(a);
+      for (size_t i = 0; i < s.size(); i++) s[i] += p[2 * i] + p[2 * i + 1];
       return s;
     }
     case Op::Shrink: {
-      Shape s;
-      for (auto [b, e] : pairs(std::get<std::vector<int64_t>>(a))) s.push_back(e - b);
+      const auto& p = std::get<std::vector<int64_t>>(a);
+      Shape s(p.size() / 2);
+      for (size_t i = 0; i < s.size(); i++) s[i] = p[2 * i + 1] - p[2 * i];
       return s;
     }
     case Op::ReduceAxis: {
@@ -93,22 +93,29 @@ void store(const UOp& u, Shape s) {
   const Shape* expected = nullptr;
   if (!u.get()->shape.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) delete fresh;
 }
+
+// Whether u's shape can be inferred now: it needs no source's shape, or its first source's is cached.
+bool inferable(const UOp& u) { return !derives_from_src0(u.op()) || u.num_src() == 0 || ready(u.src(0)); }
+void fill(const UOp& u) {
+  const Shape* in = derives_from_src0(u.op()) && u.num_src() > 0 ? &cached(u.src(0)) : nullptr;
+  if (derives_from_src0(u.op()) && !in)
+    SLUICE_FAIL(ShapeError, "shape") << op_name(u.op()) << " without a source has no shape";
+  store(u, infer(u, in));
+}
 }  // namespace
 
 const Shape& UOp::shape() const {
   if (ready(*this)) return cached(*this);
+  // A node is nearly always built on sources whose shapes are known: then there is no chain to collect.
+  if (inferable(*this)) {
+    fill(*this);
+    return cached(*this);
+  }
   // Walk down first sources to a node whose shape is known (or needs no source), then fill upward; a loop,
   // so million-op chains do not recurse.
   std::vector<const UOp*> chain{this};
-  while (derives_from_src0(chain.back()->op()) && chain.back()->num_src() > 0 && !ready(chain.back()->src(0)))
-    chain.push_back(&chain.back()->src(0));
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const UOp& u = **it;
-    const Shape* in = derives_from_src0(u.op()) && u.num_src() > 0 ? &cached(u.src(0)) : nullptr;
-    if (derives_from_src0(u.op()) && !in)
-      SLUICE_FAIL(ShapeError, "shape") << op_name(u.op()) << " without a source has no shape";
-    store(u, infer(u, in));
-  }
+  while (!inferable(*chain.back())) chain.push_back(&chain.back()->src(0));
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) fill(**it);
   return cached(*this);
 }
 

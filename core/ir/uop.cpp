@@ -203,19 +203,41 @@ struct UOpTable {
   // pushed onto a work list) so long chains do not recurse. The work list is a local of the outermost
   // release on this thread; a release nested inside it (a node's arg may own UOps) only appends to it. No
   // thread_local object with a destructor: UOps held by static objects are released after those are gone.
+  // A stack of nodes whose last reference is being dropped: a few entries inline (most frees release a
+  // short chain), spilling to the heap only for wide or deep graphs.
+  struct WorkList {
+    UOpNode* inline_[32];
+    size_t n = 0;
+    std::vector<UOpNode*> spill;
+    void push(UOpNode* p) {
+      if (n < std::size(inline_))
+        inline_[n++] = p;
+      else
+        spill.push_back(p);
+    }
+    bool empty() const { return n == 0 && spill.empty(); }
+    UOpNode* pop() {
+      if (!spill.empty()) {
+        UOpNode* p = spill.back();
+        spill.pop_back();
+        return p;
+      }
+      return inline_[--n];
+    }
+  };
+
   void release(UOpNode* n) {
     if (drop_shared(n)) return;
-    thread_local std::vector<UOpNode*>* active = nullptr;
+    thread_local WorkList* active = nullptr;
     if (active) {
-      active->push_back(n);
+      active->push(n);
       return;
     }
-    std::vector<UOpNode*> work;
+    WorkList work;
     active = &work;
     free_last(n, work);
     while (!work.empty()) {
-      UOpNode* m = work.back();
-      work.pop_back();
+      UOpNode* m = work.pop();
       if (!drop_shared(m)) free_last(m, work);
     }
     active = nullptr;
@@ -227,7 +249,7 @@ struct UOpTable {
       if (m->refs.compare_exchange_weak(r, r - 1, std::memory_order_acq_rel)) return true;
     return false;
   }
-  void free_last(UOpNode* m, std::vector<UOpNode*>& work) {
+  void free_last(UOpNode* m, WorkList& work) {
     {
       Shard& sh = shard(m->hash);
       std::lock_guard lock(sh.mu);
@@ -236,7 +258,7 @@ struct UOpTable {
     }
     UOp* s = reinterpret_cast<UOp*>(m + 1);
     for (uint32_t i = 0; i < m->nsrc; i++) {
-      work.push_back(s[i].n_);
+      work.push(s[i].n_);
       s[i].n_ = nullptr;  // the reference moved to the work list
     }
     m->~UOpNode();
