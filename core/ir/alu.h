@@ -24,6 +24,12 @@ struct Scalar64 {
   static Scalar64 of_float(double v) { return {0, v}; }
 };
 
+// Floor division and modulo (Python's // and %) and ceiling division on int64, for algebra on constants
+// (the ALU ops themselves truncate toward zero, as C does). b != 0.
+inline int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+inline int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
+inline int64_t ceildiv(int64_t a, int64_t b) { return -floordiv(-a, b); }
+
 // op applied to values of dtype `in` (the dtype of the sources; for WHERE, of the branches); the result
 // has the op's result dtype (bool for comparisons, `in` otherwise).
 std::optional<Scalar64> exec_alu(Op op, DType in, std::span<const Scalar64> x);

@@ -7,15 +7,12 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/ir/alu.h"
 #include "core/ir/symbolic.h"
 
 namespace sluice {
 
 namespace {
-
-int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
-int64_t ceildiv(int64_t a, int64_t b) { return -floordiv(-a, b); }
 
 // sum(k * atom) + c over opaque index terms. Index arithmetic stays in this form while views are composed,
 // so unravelling a position into a view's axes emits a division or modulo only where the ranges of the

@@ -22,8 +22,6 @@ bool is_int(const UOp& u) { return u.dtype().is_int() && u.dtype().count == 1; }
 int64_t ci(const UOp& c) { return c.const_int_value(); }
 int64_t lo(const UOp& u) { return int64_t(u.vmin()); }
 int64_t hi(const UOp& u) { return int64_t(u.vmax()); }
-int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
 // Whether a + b and a * b stay inside the dtype: rewrites that move constants must not hide wrap-around.
 bool fits(const UOp& like, double v) {
   return v >= like.dtype().min() && v <= like.dtype().max() && std::abs(v) < 9e15;

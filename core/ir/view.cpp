@@ -6,15 +6,11 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/ir/alu.h"
 
 namespace sluice {
 
 namespace {
-
-// Python-style (floor) division and modulo: mask and offset arithmetic below goes negative.
-int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
-int64_t ceildiv(int64_t a, int64_t b) { return -floordiv(-a, b); }
 
 void check_sizes(const char* func, const Shape& shape) {
   if (std::any_of(shape.begin(), shape.end(), [](int64_t s) { return s < 0; }))
