@@ -7,7 +7,7 @@ install(TARGETS sluice EXPORT sluiceTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(dir core hcq renderers backends runtime)
+foreach(dir base core hcq renderers backends runtime)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${dir})
     install(DIRECTORY ${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice FILES_MATCHING PATTERN "*.h")
   endif()

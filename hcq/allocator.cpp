@@ -8,7 +8,7 @@
 namespace sluice::hcq {
 
 Buffer Allocator::alloc(uint64_t size) {
-  SLUICE_HCQ_CHECK(size > 0) << dev_.name() << ": cannot allocate 0 bytes";
+  SLUICE_CHECK_AS(::sluice::hcq::Error, size > 0) << dev_.name() << ": cannot allocate 0 bytes";
   {
     std::lock_guard lk(mu_);
     auto it = by_size_.find(size);
@@ -104,7 +104,7 @@ void Allocator::set_cache_limit(uint64_t bytes) {
 }
 
 void Allocator::copyin(const Buffer& dst, const void* src, uint64_t size, uint64_t offset) {
-  SLUICE_HCQ_CHECK(offset <= dst.size && size <= dst.size - offset)
+  SLUICE_CHECK_AS(::sluice::hcq::Error, offset <= dst.size && size <= dst.size - offset)
       << dev_.name() << ": " << size << " bytes at offset " << offset << " do not fit a buffer of "
       << dst.size;
   dev_.timeline().wait(dst.last_use);
@@ -112,7 +112,7 @@ void Allocator::copyin(const Buffer& dst, const void* src, uint64_t size, uint64
 }
 
 void Allocator::copyout(void* dst, const Buffer& src, uint64_t size, uint64_t offset) {
-  SLUICE_HCQ_CHECK(offset <= src.size && size <= src.size - offset)
+  SLUICE_CHECK_AS(::sluice::hcq::Error, offset <= src.size && size <= src.size - offset)
       << dev_.name() << ": " << size << " bytes at offset " << offset << " do not fit a buffer of "
       << src.size;
   dev_.timeline().wait(src.last_use);

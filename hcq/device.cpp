@@ -28,7 +28,7 @@ void Device::synchronize(std::chrono::nanoseconds timeout) const {
 }
 
 uint64_t Device::submit(const HwQueue& q) {
-  SLUICE_HCQ_CHECK(q.index() < queue_count(q.kind()))
+  SLUICE_CHECK_AS(::sluice::hcq::Error, q.index() < queue_count(q.kind()))
       << name_ << " has " << queue_count(q.kind()) << " " << queue_kind_name(q.kind()) << " queues, no queue "
       << q.index();
   // The backend calls the program through its own type: a program of another device would be garbage.
@@ -36,7 +36,7 @@ uint64_t Device::submit(const HwQueue& q) {
   for (size_t i = 0; i < words.size(); i += packet::words(words[i])) {
     if (packet::op(words[i]) != packet::Exec) continue;
     const Program& p = *packet::ExecView(&words[i]).program;
-    SLUICE_HCQ_CHECK(&p.device() == this)
+    SLUICE_CHECK_AS(::sluice::hcq::Error, &p.device() == this)
         << "kernel '" << p.name() << "' was loaded on " << p.device().name() << ", not on " << name_;
   }
   return do_submit(q);

@@ -10,7 +10,7 @@ Graph::Graph(Device& dev, const std::vector<GraphItem>& items) : dev_(dev), queu
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) queue_.memory_barrier();
     if (const auto* e = std::get_if<GraphExec>(&items[i])) {
-      SLUICE_HCQ_CHECK(e->program) << "item " << i << " has no program";
+      SLUICE_CHECK_AS(::sluice::hcq::Error, e->program) << "item " << i << " has no program";
       queue_.exec(*e->program, e->args, e->global, e->local, &cmds_[i]);
     } else {
       const auto& c = std::get<GraphCopy>(items[i]);
@@ -21,7 +21,7 @@ Graph::Graph(Device& dev, const std::vector<GraphItem>& items) : dev_(dev), queu
 
 HwQueue::Cmd Graph::cmd(size_t item, const char* func) const {
   if (item >= cmds_.size())
-    SLUICE_HCQ_FAIL(Error, func) << "the graph has " << cmds_.size() << " items, no item " << item;
+    SLUICE_FAIL(Error, func) << "the graph has " << cmds_.size() << " items, no item " << item;
   return cmds_[item];
 }
 

@@ -57,13 +57,13 @@ HwQueue& HwQueue::timestamp(Signal& s, Cmd* cmd) {
 }
 
 HwQueue& HwQueue::exec(const Program& p, const KernelArgs& args, Dims global, Dims local, Cmd* cmd) {
-  SLUICE_HCQ_CHECK(kind_ == QueueKind::Compute)
+  SLUICE_CHECK_AS(::sluice::hcq::Error, kind_ == QueueKind::Compute)
       << "kernel '" << p.name() << "': a copy queue cannot execute kernels";
   KernelLayout l = p.layout();
-  SLUICE_HCQ_CHECK(args.bufs.size() == l.buffers && args.vars.size() == l.vars)
+  SLUICE_CHECK_AS(::sluice::hcq::Error, args.bufs.size() == l.buffers && args.vars.size() == l.vars)
       << "kernel '" << p.name() << "' takes " << l.buffers << " buffers and " << l.vars << " vars, got "
       << args.bufs.size() << " buffers and " << args.vars.size() << " vars";
-  SLUICE_HCQ_CHECK(global.count() > 0 && local.count() > 0)
+  SLUICE_CHECK_AS(::sluice::hcq::Error, global.count() > 0 && local.count() > 0)
       << "kernel '" << p.name() << "': launch size global " << global << " local " << local
       << " has a zero dimension";
   auto n = uint32_t(packet::kExecFixedWords + l.buffers + (l.vars + 1) / 2);
@@ -94,12 +94,12 @@ uint64_t HwQueue::submit(Device& dev) const { return dev.submit(*this); }
 
 uint64_t* HwQueue::at(Cmd c, packet::Op a, packet::Op b, const char* func) {
   if (c.at >= words_.size())
-    SLUICE_HCQ_FAIL(Error, func) << "command handle " << c.at << " is not in this queue (" << words_.size()
-                                 << " words recorded)";
+    SLUICE_FAIL(Error, func) << "command handle " << c.at << " is not in this queue (" << words_.size()
+                             << " words recorded)";
   uint8_t op = packet::op(words_[c.at]);
   if (op != a && op != b)
-    SLUICE_HCQ_FAIL(Error, func) << "command at " << c.at << " is " << op_name(op) << ", expected "
-                                 << op_name(a) << (a != b ? std::string(" or ") + op_name(b) : "");
+    SLUICE_FAIL(Error, func) << "command at " << c.at << " is " << op_name(op) << ", expected " << op_name(a)
+                             << (a != b ? std::string(" or ") + op_name(b) : "");
   return &words_[c.at];
 }
 
@@ -109,14 +109,16 @@ void HwQueue::patch_value(Cmd c, uint64_t value) {
 
 void HwQueue::patch_global(Cmd c, Dims g) {
   uint64_t* p = at(c, packet::Exec, packet::Exec, "patch_global");
-  SLUICE_HCQ_CHECK(g.count() > 0) << "launch size global " << g << " has a zero dimension";
+  SLUICE_CHECK_AS(::sluice::hcq::Error, g.count() > 0)
+      << "launch size global " << g << " has a zero dimension";
   p[2] = g.x | uint64_t(g.y) << 32;
   p[3] = g.z | (p[3] & 0xffffffff00000000ull);
 }
 
 void HwQueue::patch_local(Cmd c, Dims l) {
   uint64_t* p = at(c, packet::Exec, packet::Exec, "patch_local");
-  SLUICE_HCQ_CHECK(l.count() > 0) << "launch size local " << l << " has a zero dimension";
+  SLUICE_CHECK_AS(::sluice::hcq::Error, l.count() > 0)
+      << "launch size local " << l << " has a zero dimension";
   p[3] = uint32_t(p[3]) | uint64_t(l.x) << 32;
   p[4] = l.y | uint64_t(l.z) << 32;
 }
@@ -124,16 +126,16 @@ void HwQueue::patch_local(Cmd c, Dims l) {
 void HwQueue::patch_buf(Cmd c, uint32_t i, uint64_t addr) {
   uint64_t* p = at(c, packet::Exec, packet::Exec, "patch_buf");
   packet::ExecView e(p);
-  SLUICE_HCQ_CHECK(i < e.nbufs) << "kernel '" << e.program->name() << "' has " << e.nbufs
-                                << " buffers, no buffer " << i;
+  SLUICE_CHECK_AS(::sluice::hcq::Error, i < e.nbufs)
+      << "kernel '" << e.program->name() << "' has " << e.nbufs << " buffers, no buffer " << i;
   p[packet::kExecFixedWords + i] = addr;
 }
 
 void HwQueue::patch_var(Cmd c, uint32_t i, int32_t value) {
   uint64_t* p = at(c, packet::Exec, packet::Exec, "patch_var");
   packet::ExecView e(p);
-  SLUICE_HCQ_CHECK(i < e.nvars) << "kernel '" << e.program->name() << "' has " << e.nvars << " vars, no var "
-                                << i;
+  SLUICE_CHECK_AS(::sluice::hcq::Error, i < e.nvars)
+      << "kernel '" << e.program->name() << "' has " << e.nvars << " vars, no var " << i;
   uint64_t& w = p[packet::kExecFixedWords + e.nbufs + i / 2];
   unsigned shift = 32 * (i % 2);
   w = (w & ~(0xffffffffull << shift)) | uint64_t(uint32_t(value)) << shift;

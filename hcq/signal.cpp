@@ -13,8 +13,8 @@ Signal::Signal(std::string name, uint64_t initial, Device* owner)
 void Signal::set(uint64_t v) {
   // Concurrent setters race by design of the caller; the check catches the single-writer mistake.
   uint64_t cur = value();
-  SLUICE_HCQ_CHECK(v >= cur) << "signal '" << name_ << "' is at " << cur << "; a timeline cannot go back to "
-                             << v;
+  SLUICE_CHECK_AS(::sluice::hcq::Error, v >= cur)
+      << "signal '" << name_ << "' is at " << cur << "; a timeline cannot go back to " << v;
   value_.store_max(v);
 }
 
@@ -41,7 +41,7 @@ void Signal::wait(uint64_t v, std::chrono::nanoseconds timeout) const {
     std::string why = owner_->explain_stall(*this, v);
     if (!why.empty()) os << "; " << why;
   }
-  SLUICE_HCQ_FAIL(TimeoutError, "wait") << os.str();
+  SLUICE_FAIL(TimeoutError, "wait") << os.str();
 }
 
 void Signal::fail(const std::string& message) {

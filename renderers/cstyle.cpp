@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace sluice::render {
 namespace {

@@ -1,6 +1,6 @@
 #include "runtime/buffer.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace sluice {
 

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace sluice {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "backends/cpu/device.h"
 #include "core/codegen/codegen.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "renderers/cpu.h"
 #include "runtime/buffer.h"
 #include "runtime/debug.h"

@@ -1,6 +1,6 @@
 #include "runtime/reference.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "runtime/buffer.h"
 
 namespace sluice {

@@ -2,7 +2,7 @@
 // Helpers shared by the tensor_*.cpp files (not part of the public API).
 #include <utility>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "runtime/tensor.h"
 
 namespace sluice::detail {

@@ -21,8 +21,7 @@ class Allocator final : public hcq::Allocator {
   uint64_t raw_alloc(uint64_t size) override {
     void* p = std::aligned_alloc(kAlign, (size + kAlign - 1) / kAlign * kAlign);
     if (!p)
-      SLUICE_HCQ_FAIL(hcq::Error, "alloc")
-          << dev_.name() << ": out of memory allocating " << size << " bytes";
+      SLUICE_FAIL(hcq::Error, "alloc") << dev_.name() << ": out of memory allocating " << size << " bytes";
     return uint64_t(uintptr_t(p));
   }
   void raw_free(uint64_t addr, uint64_t) override { std::free(reinterpret_cast<void*>(uintptr_t(addr))); }

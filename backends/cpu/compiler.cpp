@@ -55,7 +55,7 @@ class TempDir {
   TempDir() {
     std::string tmpl = (fs::temp_directory_path() / "sluice-cc-XXXXXX").string();
     if (!::mkdtemp(tmpl.data()))
-      SLUICE_HCQ_FAIL(hcq::CompileError, "compile")
+      SLUICE_FAIL(hcq::CompileError, "compile")
           << "cannot create a directory under " << fs::temp_directory_path() << ": " << std::strerror(errno);
     path_ = tmpl;
   }
@@ -91,13 +91,13 @@ class Compiler final : public hcq::Compiler {
 
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
     if (clang_.empty())
-      SLUICE_HCQ_FAIL(hcq::CompileError, "compile") << "clang not found on PATH (set SLUICE_CLANG)";
+      SLUICE_FAIL(hcq::CompileError, "compile") << "clang not found on PATH (set SLUICE_CLANG)";
     TempDir dir;
     fs::path src = dir.path() / "unit.c", out = dir.path() / "unit.so", err = dir.path() / "clang.err";
     {
       std::ofstream f(src, std::ios::binary);
       for (std::string_view s : sources) f << s << '\n';
-      if (!f.flush()) SLUICE_HCQ_FAIL(hcq::CompileError, "compile") << "cannot write " << src;
+      if (!f.flush()) SLUICE_FAIL(hcq::CompileError, "compile") << "cannot write " << src;
     }
     std::vector<std::string> args = {clang_.string()};
     args.insert(args.end(), kFlags.begin(), kFlags.end());
@@ -114,17 +114,16 @@ class Compiler final : public hcq::Compiler {
     int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
-      SLUICE_HCQ_FAIL(hcq::CompileError, "compile") << "cannot run " << clang_ << ": " << std::strerror(rc);
+      SLUICE_FAIL(hcq::CompileError, "compile") << "cannot run " << clang_ << ": " << std::strerror(rc);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-      SLUICE_HCQ_FAIL(hcq::CompileError, "compile")
-          << clang_.string() << " failed (status " << status << "):\n"
-          << read_text(err);
+      SLUICE_FAIL(hcq::CompileError, "compile") << clang_.string() << " failed (status " << status << "):\n"
+                                                << read_text(err);
     std::ifstream f(out, std::ios::binary);
     hcq::Binary bin{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
     if (bin.empty())
-      SLUICE_HCQ_FAIL(hcq::CompileError, "compile") << clang_.string() << " wrote no output to " << out;
+      SLUICE_FAIL(hcq::CompileError, "compile") << clang_.string() << " wrote no output to " << out;
     return bin;
   }
 

@@ -34,7 +34,7 @@ std::shared_ptr<void> open_library(const std::string& name, const hcq::Binary& b
                          .string();
   int fd = ::mkstemp(path.data());
   if (fd < 0)
-    SLUICE_HCQ_FAIL(hcq::Error, "load_program")
+    SLUICE_FAIL(hcq::Error, "load_program")
         << "kernel '" << name << "': cannot create " << path << ": " << std::strerror(errno);
   for (size_t off = 0; off < binary.size();) {
     ssize_t n = ::write(fd, binary.data() + off, binary.size() - off);
@@ -43,7 +43,7 @@ std::shared_ptr<void> open_library(const std::string& name, const hcq::Binary& b
       int err = errno;
       ::close(fd);
       ::unlink(path.c_str());
-      SLUICE_HCQ_FAIL(hcq::Error, "load_program")
+      SLUICE_FAIL(hcq::Error, "load_program")
           << "kernel '" << name << "': writing " << path << " failed: " << std::strerror(err);
     }
     off += size_t(n);
@@ -51,7 +51,7 @@ std::shared_ptr<void> open_library(const std::string& name, const hcq::Binary& b
   ::close(fd);
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ::unlink(path.c_str());
-  if (!h) SLUICE_HCQ_FAIL(hcq::Error, "load_program") << "kernel '" << name << "': " << ::dlerror();
+  if (!h) SLUICE_FAIL(hcq::Error, "load_program") << "kernel '" << name << "': " << ::dlerror();
   return std::shared_ptr<void>(h, [](void* p) { ::dlclose(p); });
 }
 
@@ -61,7 +61,7 @@ std::unique_ptr<hcq::Program> load_program(hcq::Device& dev, const std::string& 
                                            const hcq::Binary& binary, hcq::KernelLayout layout) {
   std::shared_ptr<void> lib = open_library(name, binary);
   void* fn = ::dlsym(lib.get(), name.c_str());
-  if (!fn) SLUICE_HCQ_FAIL(hcq::Error, "load_program") << "kernel '" << name << "' is not in its binary";
+  if (!fn) SLUICE_FAIL(hcq::Error, "load_program") << "kernel '" << name << "' is not in its binary";
   return std::make_unique<Program>(dev, name, layout, std::move(lib), reinterpret_cast<KernelFn>(fn));
 }
 

@@ -115,15 +115,14 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     if (has_room(n)) return;
     written_.store(wp_);  // let the CP see what is already there, so that it frees space
     if (!consumed_.wait_until(wp_ + n - kRingWords, kForever, &abandoned_))
-      SLUICE_HCQ_FAIL(hcq::Error, "submit")
-          << cfg_.device << " " << cfg_.name
-          << " was reset after a hang while this submission waited for room";
+      SLUICE_FAIL(hcq::Error, "submit") << cfg_.device << " " << cfg_.name
+                                        << " was reset after a hang while this submission waited for room";
   }
 
   void put(const uint64_t* p, uint64_t n) {
     if (n > kRingWords / 2)
-      SLUICE_HCQ_FAIL(hcq::Error, "submit") << "a command of " << n << " words does not fit " << cfg_.device
-                                            << " " << cfg_.name << "'s ring of " << kRingWords << " words";
+      SLUICE_FAIL(hcq::Error, "submit") << "a command of " << n << " words does not fit " << cfg_.device
+                                        << " " << cfg_.name << "'s ring of " << kRingWords << " words";
     uint64_t pos = wp_ & (kRingWords - 1);
     if (pos + n > kRingWords) {  // packets never wrap: pad to the end of the ring
       uint64_t pad = kRingWords - pos;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/symbolic.h"
 
 namespace sluice::codegen {

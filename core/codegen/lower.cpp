@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/pattern.h"
 #include "core/ir/shape_tracker.h"
 #include "core/ir/symbolic.h"

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace sluice::eval {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace sluice {
 namespace {

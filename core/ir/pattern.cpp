@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace sluice {
 

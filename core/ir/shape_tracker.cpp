@@ -6,7 +6,7 @@
 #include <functional>
 #include <unordered_set>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/alu.h"
 #include "core/ir/symbolic.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/alu.h"
 
 namespace sluice {

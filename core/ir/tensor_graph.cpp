@@ -4,7 +4,7 @@
 #include <atomic>
 #include <mutex>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/shape_tracker.h"
 #include "core/ir/uop.h"
 

@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace sluice {
 

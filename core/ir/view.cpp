@@ -5,7 +5,7 @@
 #include <functional>
 #include <tuple>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/alu.h"
 
 namespace sluice {

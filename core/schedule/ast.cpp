@@ -7,7 +7,7 @@
 #include <cstring>
 #include <deque>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace sluice::sched {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/schedule/fold.h"
 #include "core/schedule/views.h"
 

@@ -4,7 +4,7 @@
 #include <functional>
 #include <queue>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/schedule/ast.h"
 #include "core/schedule/grouping.h"
 

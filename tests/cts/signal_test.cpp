@@ -37,6 +37,7 @@ TEST_P(SignalTest, TimedOutWaitNamesDeviceSignalAndValues) {
     EXPECT_EQ(m.substr(0, want.size()), want) << m;
   }
   EXPECT_FALSE(s->failed());  // a timeout alone fails nothing
+  EXPECT_THROW(s->wait(5, 1ms), sluice::Error);  // queue errors are sluice::Errors like any other
 }
 
 TEST_P(SignalTest, FailedSignalRethrowsOnEveryLaterWait) {

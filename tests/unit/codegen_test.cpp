@@ -8,7 +8,7 @@
 
 #include "core/codegen/codegen.h"
 #include "core/codegen/global_dims.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "renderers/cpu.h"
 #include "runtime/tensor.h"
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/dtype.h"
 
 using namespace sluice;

@@ -1,4 +1,5 @@
 // The include rules of DESIGN.md §1, checked by reading every source file of the tree:
+//   base/ (errors) includes nothing of ours, and every layer may include it;
 //   core/ includes only core/; renderers/ only core/; hcq/ nothing from the other layers;
 //   backends/ hcq/, renderers/, core/; runtime/ everything below it; nothing includes tools/ or tests/.
 // Project includes are quoted and relative to the repository root ("core/ir/uop.h"); <sluice/...> names
@@ -20,8 +21,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // Top-level folders holding code, in layer order. include/ holds the umbrella header (above runtime/).
-const std::vector<std::string> kLayers = {"core",    "renderers", "hcq",   "backends",
-                                          "runtime", "include",   "tools", "tests"};
+const std::vector<std::string> kLayers = {"base",    "core",    "renderers", "hcq",  "backends",
+                                          "runtime", "include", "tools",     "tests"};
 
 bool is_layer(const std::string& s) { return std::find(kLayers.begin(), kLayers.end(), s) != kLayers.end(); }
 
@@ -29,6 +30,8 @@ bool is_layer(const std::string& s) { return std::find(kLayers.begin(), kLayers.
 bool may_include(const std::string& from, const std::string& to) {
   if (from == to) return true;
   if (to == "tools" || to == "tests") return false;
+  if (from == "base") return false;
+  if (to == "base") return true;
   if (from == "core" || from == "hcq") return false;
   if (from == "renderers") return to == "core";
   if (from == "backends") return to == "core" || to == "renderers" || to == "hcq";
@@ -37,6 +40,7 @@ bool may_include(const std::string& from, const std::string& to) {
 }
 
 std::string rule(const std::string& from) {
+  if (from == "base") return "base/ includes nothing from the layers";
   if (from == "core") return "core/ includes only core/";
   if (from == "renderers") return "renderers/ includes only core/";
   if (from == "hcq") return "hcq/ includes nothing from the other layers";
@@ -148,6 +152,7 @@ TEST(Layering, CheckerFindsViolations) {
   EXPECT_TRUE(check_line("runtime/tensor.cpp", "#include \"tools/bench/common.h\""));
   EXPECT_TRUE(check_line("tools/ir_demo.cpp", "#include \"tests/unit/helpers.h\""));
   EXPECT_TRUE(check_line("core/ir/uop.cpp", "#include \"../../../elsewhere.h\""));
+  EXPECT_TRUE(check_line("base/error.h", "#include \"core/ir/dtype.h\""));
   // ... and lines that keep them.
   EXPECT_FALSE(check_line("core/ir/uop.cpp", "#include \"core/ir/uop.h\""));
   EXPECT_FALSE(check_line("core/ir/uop.cpp", "#include \"dtype.h\""));  // sibling, stays in core/
@@ -157,11 +162,14 @@ TEST(Layering, CheckerFindsViolations) {
   EXPECT_FALSE(check_line("backends/cpu/device.cpp", "#include \"hcq/signal.h\""));
   EXPECT_FALSE(check_line("runtime/tensor.cpp", "#include \"backends/cpu/device.h\""));
   EXPECT_FALSE(check_line("tests/unit/uop_test.cpp", "#include <sluice/sluice.h>"));
+  EXPECT_FALSE(check_line("hcq/error.h", "#include \"base/error.h\""));  // every layer may include base/
+  EXPECT_FALSE(check_line("core/ir/uop.cpp", "#include \"base/error.h\""));
   auto v = check_line("core/ir/uop.h", "#include \"runtime/tensor.h\"", 7);
   ASSERT_TRUE(v);
   EXPECT_EQ(v->message, "core/ir/uop.h:7: includes runtime/tensor.h (core/ includes only core/)");
 }
 
+TEST(Layering, BaseIncludesNoLayer) { expect_layer_clean("base"); }
 TEST(Layering, CoreIncludesOnlyCore) { expect_layer_clean("core"); }
 TEST(Layering, RenderersIncludeOnlyCore) { expect_layer_clean("renderers"); }
 TEST(Layering, HcqIncludesNoOtherLayer) { expect_layer_clean("hcq"); }

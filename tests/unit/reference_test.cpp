@@ -9,7 +9,7 @@
 #include <limits>
 #include <numbers>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tests/unit/host_array_expect.h"
 
 using namespace sluice;

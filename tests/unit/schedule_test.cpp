@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/shape_tracker.h"
 #include "core/schedule/fold.h"
 #include "core/schedule/schedule.h"

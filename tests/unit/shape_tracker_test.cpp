@@ -8,7 +8,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/shape_tracker.h"
 
 using namespace sluice;

@@ -2,7 +2,7 @@
 
 #include <functional>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/uop.h"
 
 using namespace sluice;

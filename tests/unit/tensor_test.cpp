@@ -13,7 +13,7 @@
 #include <functional>
 #include <limits>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "runtime/buffer.h"
 #include "runtime/device_name.h"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/uop.h"
 
 using namespace sluice;

@@ -3,7 +3,7 @@
 #include <functional>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/view.h"
 
 using namespace sluice;
