@@ -1,6 +1,6 @@
 #pragma once
 // The umbrella header: everything a user of sluice includes.
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ir/dtype.h"
 #include "core/ir/ops.h"
 #include "core/ir/uop.h"
