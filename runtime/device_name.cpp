@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "base/error.h"
+#include "runtime/device.h"
 
 namespace sluice {
 namespace {
@@ -48,8 +49,16 @@ std::string canonical_device(std::string_view name) {
 }
 
 std::string default_device() {
+  // $SLUICE_DEVICE is read on every call (a getenv, cheap, and tests change it); the registry's choice,
+  // which cannot change while the process runs, is made once.
   const char* env = std::getenv("SLUICE_DEVICE");
-  return canonical_device(env && *env ? env : "CPU");
+  if (env && *env) return canonical_device(env);
+  static const std::string first_available = [] {
+    for (const DeviceInfo& d : list_devices())
+      if (d.available && d.name != "NULL") return d.name;  // NULL computes nothing: never the default
+    return std::string("CPU");
+  }();
+  return first_available;
 }
 
 }  // namespace sluice

@@ -19,8 +19,9 @@ const char* const* known_device_kinds();  // null-terminated list
 DeviceName parse_device(std::string_view name);
 // parse_device(name).str(): the one spelling every Tensor carries.
 std::string canonical_device(std::string_view name);
-// The device tensors are created on when none is named: $SLUICE_DEVICE if set, else "CPU". The device
-// registry (a later issue) replaces the fallback with the first available device of DESIGN.md §5.
+// The device tensors are created on when none is named: $SLUICE_DEVICE if set, else the first available
+// device of the registry (runtime/device.h) in DESIGN.md §5's order CUDA, HIP, VULKAN, CL, CPU (that
+// choice is made once per process; $SLUICE_DEVICE is read on every call).
 std::string default_device();
 
 }  // namespace sluice

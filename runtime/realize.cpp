@@ -5,12 +5,12 @@
 #include <cstring>
 #include <iostream>
 
-#include "backends/cpu/device.h"
-#include "core/codegen/codegen.h"
 #include "base/error.h"
+#include "core/codegen/codegen.h"
 #include "renderers/cpu.h"
 #include "runtime/buffer.h"
 #include "runtime/debug.h"
+#include "runtime/device.h"
 #include "runtime/reference.h"
 
 namespace sluice {
@@ -167,12 +167,6 @@ std::vector<eval::HostArray> Realizer::run(const std::vector<Tensor>& tensors, R
   return out;
 }
 
-eval::HostArray realize_on_cpu(const Tensor& t) {
-  // Never destroyed: a Realizer holds UOps, which must not be released by static destructors (uop.cpp
-  // frees nodes through a thread_local list that is gone by then).
-  static hcq::Device* dev = cpu::open_device().release();
-  static Realizer* r = new Realizer(*dev);
-  return r->run({t}).at(0);
-}
+eval::HostArray realize_on_cpu(const Tensor& t) { return realizer("CPU").run({t}).at(0); }
 
 }  // namespace sluice

@@ -68,7 +68,7 @@ class Realizer {
   std::unordered_map<std::string, std::unique_ptr<hcq::Program>> programs_;  // by source
 };
 
-// The values of t computed on a process-wide CPU device, opened on first use and never closed.
+// The values of t computed on the process-wide CPU device and its Realizer (runtime/device.h).
 eval::HostArray realize_on_cpu(const Tensor& t);
 
 }  // namespace sluice

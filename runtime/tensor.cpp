@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <ostream>
 #include <sstream>
 
+#include "runtime/buffer.h"
 #include "runtime/debug.h"
+#include "runtime/device.h"
+#include "runtime/realize.h"
 #include "runtime/tensor_internal.h"
 
 namespace sluice {
@@ -111,6 +115,55 @@ Tensor Tensor::cast(DType dt) const {
 Tensor Tensor::bitcast(DType dt) const {
   OpScope scope("bitcast");
   return Tensor(uop_.bitcast(dt), device_);
+}
+
+// ---------------------------------------------------------------- realize
+
+namespace {
+// Runs t on its device's Realizer; the values come back staged on the host.
+std::shared_ptr<const HostBuffer> run_to_host(const Tensor& t) {
+  eval::HostArray a = realizer(t.device()).run({t}).at(0);
+  auto host = std::make_shared<HostBuffer>();
+  host->dtype = t.dtype();
+  host->size = t.numel();
+  host->bytes = a.to_bytes();
+  return host;
+}
+// A fresh BUFFER holding `host`, viewed in t's shape.
+Tensor staged(std::shared_ptr<const HostBuffer> host, const Tensor& t) {
+  UOp buf = UOp::new_buffer(t.device(), t.dtype(), t.numel());
+  attach_host_buffer(buf, std::move(host));
+  return Tensor(buf.reshape(t.shape()), t.device());
+}
+}  // namespace
+
+Tensor& Tensor::realize() {
+  *this = staged(run_to_host(*this), *this);
+  return *this;
+}
+
+void Tensor::check_item() const {
+  SLUICE_CHECK_IN(ValueError, "item", numel() == 1)
+      << "tensor of shape " << tuple_str(shape()) << " has " << numel() << " elements, item() needs 1";
+}
+
+void Tensor::read_into(const char* fn, DType want, const char* type_name, void* out) {
+  const DType dt = dtype();
+  const bool half_as_float = want == dtypes::float32 && (dt == dtypes::float16 || dt == dtypes::bfloat16);
+  SLUICE_CHECK_IN(DTypeError, fn, dt == want || half_as_float)
+      << "tensor is " << dt.name() << ", asked for " << type_name;
+  std::shared_ptr<const HostBuffer> host = run_to_host(*this);
+  *this = staged(host, *this);
+  if (!half_as_float) {
+    if (!host->bytes.empty()) std::memcpy(out, host->bytes.data(), host->bytes.size());
+    return;
+  }
+  auto* f = static_cast<float*>(out);
+  for (int64_t k = 0; k < host->size; k++) {
+    uint16_t bits;
+    std::memcpy(&bits, host->bytes.data() + 2 * k, 2);
+    f[k] = dt == dtypes::float16 ? half_bits_to_float(bits) : bf16_bits_to_float(bits);
+  }
 }
 
 // ---------------------------------------------------------------- scheduling

@@ -180,6 +180,27 @@ class Tensor {
   static std::vector<ScheduleItem> schedule_all(const std::vector<Tensor>& tensors);  // of all, together
   Tensor kernelize() const;  // this tensor in its realized form, with its kernels explicit (core kernelize)
 
+  // ---------------------------------------------------------------- realize (runs kernels, blocks)
+  // Schedules and runs this tensor on its device (the registry's Realizer, runtime/device.h), then makes
+  // this tensor a fresh BUFFER holding the result, viewed in its shape; copies made earlier keep their
+  // graph. The result is staged on the host for now (a HostBuffer, runtime/buffer.h): device-resident
+  // buffers come with the runtime's Buffer. Throws DeviceError for an absent device, and what the
+  // Realizer throws. On NULL the values are whatever its memory holds.
+  Tensor& realize();
+  // The values, flat in row-major order (realizes first). T must be this dtype's host type exactly
+  // (float: float32, double: float64, int32_t: int32, bool: bool, ...); float16 and bfloat16 read as float.
+  // Else DTypeError "[to_vector] tensor is float, asked for int32_t".
+  template <HostScalar T>
+  std::vector<T> to_vector() {
+    return read<T>("to_vector");
+  }
+  // The single value of a tensor with numel 1; ValueError otherwise, DTypeError as to_vector.
+  template <HostScalar T>
+  T item() {
+    check_item();
+    return read<T>("item").at(0);
+  }
+
   // ---------------------------------------------------------------- elementwise: arithmetic
   Tensor add(const Tensor& y) const;
   Tensor add(Number y) const;
@@ -395,6 +416,36 @@ class Tensor {
   Tensor binary_cross_entropy_with_logits(const Tensor& y, Reduction reduction = Reduction::Mean) const;
 
  private:
+  template <class T>
+  static constexpr const char* host_type_name() {
+    if constexpr (std::is_same_v<T, bool>)
+      return "bool";
+    else if constexpr (std::is_floating_point_v<T>)
+      return sizeof(T) == 4 ? "float" : "double";
+    else if constexpr (std::is_signed_v<T>)
+      return sizeof(T) == 1 ? "int8_t" : sizeof(T) == 2 ? "int16_t" : sizeof(T) == 4 ? "int32_t" : "int64_t";
+    else
+      return sizeof(T) == 1   ? "uint8_t"
+             : sizeof(T) == 2 ? "uint16_t"
+             : sizeof(T) == 4 ? "uint32_t"
+                              : "uint64_t";
+  }
+  template <class T>
+  std::vector<T> read(const char* fn) {
+    std::vector<T> out(static_cast<size_t>(numel()));
+    if constexpr (std::is_same_v<T, bool>) {  // vector<bool> packs bits; a bool buffer is 0/1 bytes
+      std::vector<uint8_t> bytes(out.size());
+      read_into(fn, host_dtype<T>(), host_type_name<T>(), bytes.data());
+      for (size_t k = 0; k < out.size(); k++) out[k] = bytes[k] != 0;
+    } else {
+      read_into(fn, host_dtype<T>(), host_type_name<T>(), out.data());
+    }
+    return out;
+  }
+  // Realizes, checks the dtype against `want` (the host type `type_name`'s) and writes numel() elements
+  // of `want` to `out`.
+  void read_into(const char* fn, DType want, const char* type_name, void* out);
+  void check_item() const;
   // n elements of `dtype`, native layout, copied into a new buffer.
   static Tensor from_bytes(const void* data, DType dtype, int64_t n, const Shape& shape,
                            const std::string& device);
