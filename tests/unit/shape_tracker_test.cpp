@@ -10,17 +10,12 @@
 
 #include "base/error.h"
 #include "core/ir/shape_tracker.h"
+#include "tests/unit/error_message.h"
 
 using namespace sluice;
+using testing_errors::shape_error;
 
 namespace {
-
-std::string shape_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) { return e.what(); }
-  return "";
-}
 
 std::vector<UOp> index_vars(const Shape& shape) {
   std::vector<UOp> v;

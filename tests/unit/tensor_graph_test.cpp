@@ -4,18 +4,11 @@
 
 #include "base/error.h"
 #include "core/ir/uop.h"
+#include "tests/unit/error_message.h"
 
 using namespace sluice;
 namespace d = sluice::dtypes;
-
-namespace {
-std::string shape_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) { return e.what(); }
-  return "no error";
-}
-}  // namespace
+using testing_errors::shape_error;
 
 TEST(TensorGraph, BuffersAreDistinctAndNameTheirDevice) {
   UOp a = UOp::new_buffer("CPU", d::float32, 6), b = UOp::new_buffer("CPU", d::float32, 6);

@@ -5,18 +5,12 @@
 
 #include "base/error.h"
 #include "core/ir/view.h"
+#include "tests/unit/error_message.h"
 
 using namespace sluice;
+using testing_errors::shape_error;
 
 namespace {
-
-// The message of the ShapeError f throws ("" if it throws none).
-std::string shape_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) { return e.what(); }
-  return "";
-}
 
 void expect_view(const View& v, const Shape& shape, const Shape& strides, int64_t offset,
                  const std::optional<Bounds>& mask = std::nullopt) {
