@@ -36,7 +36,7 @@ TEST_P(SignalTest, TimedOutWaitNamesDeviceSignalAndValues) {
         "[wait] " + dev().name() + ": signal 'cts-timeout' did not reach 5 within 20 ms (value 3)";
     EXPECT_EQ(m.substr(0, want.size()), want) << m;
   }
-  EXPECT_FALSE(s->failed());  // a timeout alone fails nothing
+  EXPECT_FALSE(s->failed());                     // a timeout alone fails nothing
   EXPECT_THROW(s->wait(5, 1ms), sluice::Error);  // queue errors are sluice::Errors like any other
 }
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "core/codegen/codegen.h"
 #include "core/codegen/global_dims.h"
-#include "base/error.h"
 #include "renderers/cpu.h"
 #include "runtime/tensor.h"
 
