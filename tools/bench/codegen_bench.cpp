@@ -12,33 +12,13 @@
 #include "core/schedule/schedule.h"
 #include "renderers/cpu.h"
 #include "runtime/tensor.h"
+#include "tools/bench/models.h"
 
-using sluice::Shape;
-using sluice::Tensor;
 
 namespace {
 
-Tensor param(const Shape& s) { return Tensor::empty(s, sluice::dtypes::float32, "CPU"); }
-
-struct Block {
-  static constexpr int64_t d = 768, heads = 12, hd = 64, seq = 128;
-  Tensor x = param({1, seq, d}), ln1g = param({d}), ln1b = param({d}), wqkv = param({d, 3 * d}),
-         bqkv = param({3 * d}), wo = param({d, d}), bo = param({d}), ln2g = param({d}), ln2b = param({d}),
-         w1 = param({d, 4 * d}), b1 = param({4 * d}), w2 = param({4 * d, d}), b2 = param({d});
-  Tensor forward() const {
-    Tensor qkv = (x.layernorm() * ln1g + ln1b).matmul(wqkv) + bqkv;
-    std::vector<Tensor> parts = qkv.split(d, -1);
-    auto heads_of = [&](const Tensor& p) { return p.reshape({1, seq, heads, hd}).transpose(1, 2); };
-    Tensor attn = heads_of(parts[0]).scaled_dot_product_attention(heads_of(parts[1]), heads_of(parts[2]),
-                                                                  std::nullopt, true);
-    Tensor h = x + (attn.transpose(1, 2).reshape({1, seq, d}).matmul(wo) + bo);
-    Tensor m = ((h.layernorm() * ln2g + ln2b).matmul(w1) + b1).gelu().matmul(w2) + b2;
-    return h + m;
-  }
-};
-
 void BM_LowerRenderGpt2Block(benchmark::State& state) {
-  Block block;
+  const sluice::bench::Gpt block(1);
   sluice::Schedule s = sluice::schedule({block.forward().uop()});
   std::vector<sluice::UOp> asts;
   for (const sluice::ScheduleItem& it : s.items)

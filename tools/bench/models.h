@@ -1,0 +1,58 @@
+#pragma once
+// The models the benchmarks time (the figures the issues name): an MLP 784-512-10 (batch 64), a small CNN
+// (batch 64, 28x28x1), and GPT-2-small blocks (d=768, 12 heads, seq 128). Parameters are buffers without
+// data made once per model; forward() builds the lazy graph.
+#include <vector>
+
+#include "runtime/tensor.h"
+
+namespace sluice::bench {
+
+Tensor param(const Shape& s) { return Tensor::empty(s, sluice::dtypes::float32, "CPU"); }
+
+struct Mlp {
+  Tensor x = param({64, 784}), w1 = param({784, 512}), b1 = param({512}), w2 = param({512, 10}),
+         b2 = param({10});
+  Tensor forward() const { return (x.matmul(w1) + b1).relu().matmul(w2) + b2; }
+};
+
+struct Cnn {  // 28x28x1 -> conv3x3 32 -> relu -> pool -> conv3x3 64 -> relu -> pool -> linear 10
+  Tensor x = param({64, 1, 28, 28}), c1 = param({32, 1, 3, 3}), c1b = param({32}), c2 = param({64, 32, 3, 3}),
+         c2b = param({64}), w = param({64 * 5 * 5, 10}), b = param({10});
+  Tensor forward() const {
+    Tensor h = x.conv2d(c1, {.bias = c1b}).relu().max_pool2d();
+    h = h.conv2d(c2, {.bias = c2b}).relu().max_pool2d();
+    return h.flatten(1).matmul(w) + b;
+  }
+};
+
+struct Block {  // GPT-2 small: d=768, 12 heads, pre-norm, causal attention, MLP 3072 with gelu
+  static constexpr int64_t d = 768, heads = 12, hd = 64;
+  Tensor ln1g = param({d}), ln1b = param({d}), wqkv = param({d, 3 * d}), bqkv = param({3 * d}),
+         wo = param({d, d}), bo = param({d}), ln2g = param({d}), ln2b = param({d}), w1 = param({d, 4 * d}),
+         b1 = param({4 * d}), w2 = param({4 * d, d}), b2 = param({d});
+  Tensor forward(const Tensor& x) const {
+    int64_t t = x.shape(1);
+    Tensor qkv = (x.layernorm() * ln1g + ln1b).matmul(wqkv) + bqkv;
+    std::vector<Tensor> parts = qkv.split(d, -1);
+    auto heads_of = [&](const Tensor& p) { return p.reshape({1, t, heads, hd}).transpose(1, 2); };
+    Tensor attn = heads_of(parts[0]).scaled_dot_product_attention(heads_of(parts[1]), heads_of(parts[2]),
+                                                                  std::nullopt, true);
+    Tensor h = x + (attn.transpose(1, 2).reshape({1, t, d}).matmul(wo) + bo);
+    Tensor m = ((h.layernorm() * ln2g + ln2b).matmul(w1) + b1).gelu().matmul(w2) + b2;
+    return h + m;
+  }
+};
+
+struct Gpt {
+  Tensor x = param({1, 128, Block::d});
+  std::vector<Block> blocks;
+  explicit Gpt(int n) : blocks(size_t(n)) {}
+  Tensor forward() const {
+    Tensor h = x;
+    for (const Block& b : blocks) h = b.forward(h);
+    return h;
+  }
+};
+
+}  // namespace sluice::bench
