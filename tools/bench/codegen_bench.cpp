@@ -14,7 +14,6 @@
 #include "runtime/tensor.h"
 #include "tools/bench/models.h"
 
-
 namespace {
 
 void BM_LowerRenderGpt2Block(benchmark::State& state) {
