@@ -49,6 +49,18 @@
 
 namespace sluice::hcq {
 
+// What a device is, for `sluice devices` and for codegen's limits (a backend's target() reads these).
+struct Properties {
+  std::string device_name;     // the hardware's own name ("NVIDIA H100", "llvmpipe (LLVM 15.0.6, 256 bits)")
+  std::string vendor;          // "NVIDIA", "AMD", "Intel", "Mesa", "host"
+  std::string driver_version;  // as the driver reports it; "" when there is no driver
+  uint64_t memory_bytes = 0;   // device memory (host RAM for host devices)
+  uint32_t max_workgroup_size = 1;  // work-items per work-group
+  uint64_t local_memory_bytes = 0;  // shared memory per work-group (0: none)
+  uint32_t max_buffers = 0;         // buffers one kernel may take (0: no limit)
+  bool float16 = false, bfloat16 = false, int64 = true, float64 = true;  // dtypes kernels may use
+};
+
 class Device {
  public:
   virtual ~Device();
@@ -61,6 +73,8 @@ class Device {
   uint64_t timeline_value() const { return timeline_value_.load(std::memory_order_acquire); }
   // Waits for every submission so far; TimeoutError / FaultError as Signal::wait.
   void synchronize(std::chrono::nanoseconds timeout = kDefaultTimeout) const;
+
+  virtual Properties properties() const = 0;
 
   uint32_t queue_count(QueueKind k) const { return k == QueueKind::Compute ? compute_queues_ : copy_queues_; }
   uint64_t submit(const HwQueue& q);

@@ -23,6 +23,7 @@
 
 #include "core/codegen/kernel.h"
 #include "core/ir/dtype.h"
+#include "renderers/renderer.h"
 
 namespace sluice::render {
 
@@ -42,14 +43,13 @@ struct Dialect {
   std::string infinity, nan;    // float32 literals; the double versions add no suffix
 };
 
-class CStyleRenderer {
+class CStyleRenderer : public Renderer {
  public:
   explicit CStyleRenderer(Dialect d) : d_(std::move(d)) {}
-  virtual ~CStyleRenderer() = default;
 
   const Dialect& dialect() const { return d_; }
   // The source of one kernel, defining a function named k.name.
-  std::string render(const codegen::Kernel& k) const;
+  std::string render(const codegen::Kernel& k) const override;
   // The element type's name in this dialect.
   std::string type(DType dt) const;
 

@@ -15,10 +15,30 @@ namespace {
 
 constexpr const char* kNoBackend = "no backend compiled in yet";
 
+// The backends compiled in, one row each. `absent` says why no device of the kind can open on this
+// machine ("" when one can: the driver library loads); `target` describes a device's kernels.
+struct Backend {
+  const char* kind;
+  std::string (*absent)();
+  std::unique_ptr<hcq::Device> (*open)(int ordinal);
+  render::Target (*target)(const hcq::Device&);
+};
+std::string always_present() { return ""; }
+constexpr Backend kBackends[] = {
+    {"CPU", always_present, cpu::open_device, cpu::target},
+    {"NULL", always_present, null::open_device, null::target},
+};
+const Backend* backend(const std::string& kind) {
+  for (const Backend& b : kBackends)
+    if (kind == b.kind) return &b;
+  return nullptr;
+}
+
 // Leaked on purpose (see device.h): devices and realizers must outlive every static destructor.
 struct Registry {
   std::mutex mu;
   std::map<std::string, hcq::Device*> devices;
+  std::map<const hcq::Device*, const Backend*> backend_of;
   std::map<std::string, Realizer*> realizers;
 };
 Registry& registry() {
@@ -43,15 +63,14 @@ hcq::Device& open_locked(Registry& r, const std::string& name) {
   }
   std::string canon = d.str();
   if (auto it = r.devices.find(canon); it != r.devices.end()) return *it->second;
-  std::unique_ptr<hcq::Device> dev;
-  if (d.kind == "CPU")
-    dev = cpu::open_device(d.ordinal);
-  else if (d.kind == "NULL")
-    dev = null::open_device(d.ordinal);
-  else
-    SLUICE_FAIL(DeviceError, "open_device") << "device " << canon << " is not available (" << kNoBackend
+  const Backend* b = backend(d.kind);
+  std::string why = b ? b->absent() : kNoBackend;
+  if (!why.empty())
+    SLUICE_FAIL(DeviceError, "open_device") << "device " << canon << " is not available (" << why
                                             << "): available devices are " << available_list();
-  return *r.devices.emplace(canon, dev.release()).first->second;
+  hcq::Device* dev = b->open(d.ordinal).release();
+  r.backend_of[dev] = b;
+  return *r.devices.emplace(canon, dev).first->second;
 }
 
 }  // namespace
@@ -59,9 +78,9 @@ hcq::Device& open_locked(Registry& r, const std::string& name) {
 std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> out;
   for (const char* const* k = known_device_kinds(); *k; ++k) {
-    std::string kind = *k;
-    bool built = kind == "CPU" || kind == "NULL";
-    out.push_back({kind, built, built ? "" : kNoBackend});
+    const Backend* b = backend(*k);
+    std::string why = b ? b->absent() : kNoBackend;
+    out.push_back({*k, why.empty(), why});
   }
   return out;
 }
@@ -72,13 +91,20 @@ hcq::Device& open_device(const std::string& name) {
   return open_locked(r, name);
 }
 
+render::Target device_target(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  hcq::Device& dev = open_locked(r, name);
+  return r.backend_of.at(&dev)->target(dev);
+}
+
 Realizer& realizer(const std::string& name) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   hcq::Device& dev = open_locked(r, name);
   std::string canon = canonical_device(name);
   auto it = r.realizers.find(canon);
-  if (it == r.realizers.end()) it = r.realizers.emplace(canon, new Realizer(dev)).first;
+  if (it == r.realizers.end()) it = r.realizers.emplace(canon, new Realizer(dev, r.backend_of.at(&dev)->target(dev))).first;
   return *it->second;
 }
 

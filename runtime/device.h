@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hcq/device.h"
+#include "renderers/renderer.h"
 
 namespace sluice {
 
@@ -27,6 +28,8 @@ std::vector<DeviceInfo> list_devices();
 // The device named `name` (any spelling parse_device accepts), opened on first use. Throws DeviceError
 // for an unknown name or an absent backend, and whatever the backend throws when opening fails.
 hcq::Device& open_device(const std::string& name);
+// How kernels for that device are built and rendered (its backend's target); opens the device.
+render::Target device_target(const std::string& name);
 // The Realizer of that device, created on first use (opens the device).
 Realizer& realizer(const std::string& name);
 

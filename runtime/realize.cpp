@@ -7,7 +7,6 @@
 
 #include "base/error.h"
 #include "core/codegen/codegen.h"
-#include "renderers/cpu.h"
 #include "runtime/buffer.h"
 #include "runtime/debug.h"
 #include "runtime/device.h"
@@ -32,8 +31,8 @@ struct Allocation {
 
 }  // namespace
 
-Realizer::Realizer(hcq::Device& dev, RealizeOptions options)
-    : dev_(dev), opt_(options), renderer_(render::make_cpu_renderer()) {}
+Realizer::Realizer(hcq::Device& dev, render::Target target, RealizeOptions options)
+    : dev_(dev), opt_(options), target_(std::move(target)) {}
 Realizer::~Realizer() = default;
 
 std::vector<eval::HostArray> Realizer::run(const std::vector<Tensor>& tensors, RealizeReport* report) {
@@ -55,12 +54,12 @@ std::vector<eval::HostArray> Realizer::run(const std::vector<Tensor>& tensors, R
     const ScheduleItem& it = s.items[i];
     if (it.ast.op() != Op::Sink) continue;
     auto kit = kernels_.find(it.ast);
-    if (kit == kernels_.end()) kit = kernels_.emplace(it.ast, codegen::make_kernel(it.ast)).first;
+    if (kit == kernels_.end()) kit = kernels_.emplace(it.ast, codegen::make_kernel(it.ast, target_.caps)).first;
     codegen::Kernel k = kit->second;
     auto [src_it, fresh] = source_of.try_emplace(it.ast);
     if (fresh) {
       k.name = namer.unique(k.name);
-      src_it->second = renderer_->render(k);
+      src_it->second = target_.renderer->render(k);
     }
     const std::string& src = src_it->second;
     const bool is_new = !programs_.count(src);

@@ -20,13 +20,10 @@
 #include "core/codegen/kernel.h"
 #include "core/eval/evaluator.h"
 #include "hcq/device.h"
+#include "renderers/renderer.h"
 #include "runtime/tensor.h"
 
 namespace sluice {
-
-namespace render {
-class CStyleRenderer;
-}
 
 struct RealizeOptions {
   // Sentinel bytes before and after every buffer a run allocates (0: none). A kernel that writes outside
@@ -49,7 +46,8 @@ struct RealizeReport {
 
 class Realizer {
  public:
-  explicit Realizer(hcq::Device& dev, RealizeOptions options = {});
+  // `target`: how kernels for dev are built and rendered (its backend's target(dev)).
+  Realizer(hcq::Device& dev, render::Target target, RealizeOptions options = {});
   ~Realizer();
   Realizer(const Realizer&) = delete;
   Realizer& operator=(const Realizer&) = delete;
@@ -62,7 +60,7 @@ class Realizer {
  private:
   hcq::Device& dev_;
   RealizeOptions opt_;
-  std::unique_ptr<render::CStyleRenderer> renderer_;
+  render::Target target_;
   std::mutex mu_;
   std::unordered_map<UOp, codegen::Kernel> kernels_;                         // by AST
   std::unordered_map<std::string, std::unique_ptr<hcq::Program>> programs_;  // by source

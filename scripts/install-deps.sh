@@ -16,6 +16,12 @@ PACKAGES=(
   "core:      clang clang-format"                            # second compiler, formatting
   "core:      libgtest-dev googletest"                       # tests/
   "core:      libbenchmark-dev"                              # tools/bench/
+  "cli:       libcli11-dev nlohmann-json3-dev"               # tools/sluice: arguments, --json
+  "vulkan:    libvulkan-dev mesa-vulkan-drivers"             # loader + headers, lavapipe (CPU driver)
+  "vulkan:    vulkan-validationlayers spirv-tools"           # validation in tests, spirv-val
+  "opencl:    ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"  # ICD loader + headers, PoCL (CPU driver)
+  "hip:       libamdhip64-dev rocm-device-libs"              # HIP headers, amdgcn bitcode for clang -x hip
+  "compare:   libopenblas-dev python3-torch"                 # benchmarks against OpenBLAS and PyTorch
 )
 
 usage() { sed -n '2,7s/^# \{0,1\}//p' "$0"; }

@@ -4,10 +4,13 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "backends/cpu/allocator.h"
 #include "backends/cpu/compiler.h"
 #include "backends/cpu/program.h"
 #include "backends/cpu/queue.h"
+#include "renderers/cpu.h"
 
 namespace sluice::cpu {
 namespace {
@@ -32,6 +35,15 @@ class Device final : public hcq::Device {
   std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary& binary,
                                              hcq::KernelLayout layout) override {
     return cpu::load_program(*this, name, binary, layout);
+  }
+
+  hcq::Properties properties() const override {
+    hcq::Properties p;
+    p.device_name = std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " host threads";
+    p.vendor = "host";
+    p.memory_bytes = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+    p.bfloat16 = p.float16 = false;  // the CPU renderer has no half types yet
+    return p;
   }
 
   std::string explain_stall(const hcq::Signal&, uint64_t) override {
@@ -107,6 +119,11 @@ class Device final : public hcq::Device {
 
 std::unique_ptr<hcq::Device> open_device(int ordinal) {
   return std::make_unique<Device>(ordinal == 0 ? "CPU" : "CPU:" + std::to_string(ordinal));
+}
+
+render::Target target(const hcq::Device&) {
+  static const std::shared_ptr<const render::Renderer> renderer = render::make_cpu_renderer();
+  return {renderer, codegen::DeviceCaps{}};
 }
 
 }  // namespace sluice::cpu

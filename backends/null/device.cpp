@@ -4,6 +4,7 @@
 
 #include "backends/null/allocator.h"
 #include "backends/null/compiler.h"
+#include "renderers/cpu.h"
 
 namespace sluice::null {
 namespace {
@@ -18,6 +19,13 @@ class Device final : public hcq::Device {
   std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary&,
                                              hcq::KernelLayout layout) override {
     return std::make_unique<hcq::Program>(*this, name, layout);
+  }
+
+  hcq::Properties properties() const override {
+    hcq::Properties p;
+    p.device_name = "null device (completes every command at once)";
+    p.vendor = "sluice";
+    return p;
   }
 
   std::string explain_stall(const hcq::Signal&, uint64_t) override {
@@ -63,6 +71,11 @@ class Device final : public hcq::Device {
 
 std::unique_ptr<hcq::Device> open_device(int ordinal) {
   return std::make_unique<Device>(ordinal == 0 ? "NULL" : "NULL:" + std::to_string(ordinal));
+}
+
+render::Target target(const hcq::Device&) {
+  static const std::shared_ptr<const render::Renderer> renderer = render::make_cpu_renderer();
+  return {renderer, codegen::DeviceCaps{}};
 }
 
 }  // namespace sluice::null

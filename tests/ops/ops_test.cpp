@@ -225,7 +225,7 @@ testing::AssertionResult close(const eval::HostArray& got, const eval::HostArray
 // through a thread_local work list that is gone by then).
 struct CpuEnv {
   std::unique_ptr<hcq::Device> dev = cpu::open_device();
-  Realizer realizer{*dev, RealizeOptions{.guard_bytes = 64}};
+  Realizer realizer{*dev, cpu::target(*dev), RealizeOptions{.guard_bytes = 64}};
   std::vector<std::string> table;
 };
 CpuEnv* g_env = nullptr;
@@ -267,7 +267,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, Ops, testing::ValuesIn(cases()),
 // NULL accepts and completes everything: the same path runs end to end, with no values to check.
 TEST(OpsNull, SchedulesCompilesAndRuns) {
   std::unique_ptr<hcq::Device> dev = null::open_device();
-  Realizer r(*dev);
+  Realizer r(*dev, null::target(*dev));
   Tensor a = randf({4, 5}, 1);
   RealizeReport rep;
   std::vector<eval::HostArray> out = r.run({(a + 1).softmax(), a.sum({0})}, &rep);
