@@ -31,7 +31,7 @@ TEST_P(DeviceLevelTest, HungKernelTimesOutFailsItsSignalsAndTheDeviceRecovers) {
   CTS_REQUIRE(Execution);
   auto d = entry().open(2);  // a private device: this test resets a queue
   d->set_hang_timeout(50ms);
-  Kernels ks = load_kernels(*d);
+  Kernels ks = entry().load_kernels(*d);
   // The abandoned threads read the flag after the test is over, so every flag lives for the whole process,
   // reachable from a static (not a leak to LeakSanitizer; a deque never moves its elements).
   static auto* flags = new std::deque<std::atomic<int>>();

@@ -15,6 +15,7 @@ const std::vector<const DeviceEntry*>& device_entries() {
       [](int ordinal) { return cpu::open_device(ordinal); },
       [](const std::filesystem::path& dir) { return cpu::make_compiler(dir); },
       {},
+      load_c_kernels,
   };
   static const DeviceEntry null{
       "NULL",
@@ -26,6 +27,7 @@ const std::vector<const DeviceEntry*>& device_entries() {
            "NULL completes every command at submit: a queue's wait never holds anything back"},
           {Feature::DiskCache, "NULL's compiler runs no process and caches nothing"},
       },
+      load_c_kernels,
   };
   static const std::vector<const DeviceEntry*> entries = {&cpu, &null};
   return entries;
@@ -51,7 +53,7 @@ void DeviceTest::SetUp() {
   if (!s.dev && s.error.empty()) {
     try {
       s.dev = entry().open(0);
-      s.kernels = load_kernels(*s.dev);
+      s.kernels = entry().load_kernels(*s.dev);
     } catch (const std::exception& e) {
       s.error = e.what();
       s.dev.reset();

@@ -28,12 +28,15 @@ struct DeviceEntry {
   // A fresh compiler of the device's kind over `cache_dir` (tests of the disk cache).
   std::function<std::unique_ptr<hcq::Compiler>(const std::filesystem::path& cache_dir)> make_compiler;
   std::map<Feature, std::string> unsupported;
+  // The suite's kernels (the Kernels struct below) in the device's language, compiled and loaded.
+  std::function<struct Kernels(hcq::Device&)> load_kernels;
 };
 
 const std::vector<const DeviceEntry*>& device_entries();
 std::string device_param_name(const testing::TestParamInfo<const DeviceEntry*>& info);
 
-// The suite's kernels (kernels.cpp), compiled in one batch and loaded once per device.
+// The suite's kernels, loaded once per device by its entry's load_kernels. The CPU C versions are in
+// kernels.cpp; a backend in another language puts its versions in kernels_<backend>.cpp.
 struct Kernels {
   std::unique_ptr<hcq::Program> fill;   // bufs {out}, vars {base}: out[g] = base + g
   std::unique_ptr<hcq::Program> add;    // bufs {out, in}, vars {k}: out[g] = in[g] + k
@@ -41,7 +44,7 @@ struct Kernels {
   std::unique_ptr<hcq::Program> empty;  // does nothing
   std::unique_ptr<hcq::Program> spin;   // bufs {flag}: returns once *flag != 0
 };
-Kernels load_kernels(hcq::Device& dev);
+Kernels load_c_kernels(hcq::Device& dev);  // CPU C (backends/cpu/program.h ABI); NULL loads them too
 
 // Base fixture: the device of the parameter, opened once per process and shared by every test.
 class DeviceTest : public testing::TestWithParam<const DeviceEntry*> {

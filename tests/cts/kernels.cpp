@@ -41,7 +41,7 @@ const std::vector<std::string> kSources = {
 
 }  // namespace
 
-Kernels load_kernels(hcq::Device& dev) {
+Kernels load_c_kernels(hcq::Device& dev) {
   std::vector<hcq::Binary> bins = dev.compiler().compile_many(kSources);
   Kernels k;
   k.fill = dev.load_program("cts_fill", bins[0], {1, 1});
