@@ -1,19 +1,55 @@
 #include "core/codegen/codegen.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
+#include "core/codegen/heuristic.h"
 #include "core/codegen/linearize.h"
 #include "core/codegen/lower.h"
+#include "core/codegen/opts.h"
+#include "core/codegen/transcendental.h"
+#include "core/codegen/vectorize.h"
 
 namespace sluice::codegen {
+namespace {
 
-Kernel make_kernel(const UOp& ast, const DeviceCaps& caps) {
-  Lowered l = lower(ast, caps);
+std::string kernel_name(const Analysis& a) {
+  std::string name = a.reduce_axes.empty() ? "E" : "r";
+  bool any = false;
+  for (int64_t s : a.full_shape)
+    if (s != 1) name += "_" + std::to_string(s), any = true;
+  return any ? name : name + "_1";
+}
+
+bool noopt() {
+  const char* v = std::getenv("SLUICE_NOOPT");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+Kernel build(const UOp& ast, const DeviceCaps& caps, const std::vector<Opt>* opts) {
+  const Analysis a = analyze(ast);
+  Plan plan = make_plan(ast, a.full_shape, a.reduce_axes);
+  plan.ast_name = kernel_name(a);
+  if (opts) {
+    for (const Opt& o : *opts) apply_opt(plan, o, caps);
+  } else if (!noopt()) {
+    apply_heuristic(plan, ast, caps);
+  }
+  Lowered l = lower(ast, plan, caps);
   Kernel k;
-  k.full_shape = l.full_shape;
-  k.output_shape = l.output_shape;
+  k.name = plan.ast_name;
+  k.full_shape = a.full_shape;
+  k.output_shape = a.output_shape;
+  k.opts = plan.applied;
   for (size_t d = 0; d < l.global.dims.size() && d < 3; ++d) k.global_size[d] = l.global.dims[d];
-  k.uops = linearize(l.sink);
+  k.local_size = l.local_size;
+  k.local_bytes = l.local_bytes;
+  if (!caps.accurate_transcendentals) l.sink = rewrite_transcendentals(l.sink);
+  // Consecutive accesses come from UPCAST / UNROLL copies; without them the vector pass finds nothing.
+  const bool expanded = plan.has(AxisKind::Upcast) || plan.has(AxisKind::Unroll);
+  k.uops =
+      linearize(caps.vector_widths.empty() || !expanded ? l.sink : vectorize(l.sink, caps.vector_widths));
 
   for (const UOp& u : k.uops) {
     if (u.op() == Op::DefineGlobal) {
@@ -27,12 +63,30 @@ Kernel make_kernel(const UOp& ast, const DeviceCaps& caps) {
     }
   }
 
-  k.name = l.reduce_axes.empty() ? "E" : "r";
-  bool any = false;
-  for (int64_t s : k.full_shape)
-    if (s != 1) k.name += "_" + std::to_string(s), any = true;
-  if (!any) k.name += "_1";
+  // Device limits (issue #4, bad input): the kernel could not be launched.
+  SLUICE_CHECK_IN(Error, "make_kernel", int64_t(k.bufs.size()) <= caps.max_buffers)
+      << "kernel " << k.name << " takes " << k.bufs.size() << " buffers, over the device's limit of "
+      << caps.max_buffers << " (max_buffers)";
+  SLUICE_CHECK_IN(Error, "make_kernel", k.local_bytes <= caps.local_bytes)
+      << "kernel " << k.name << " needs " << k.local_bytes << " bytes of local memory, over the device's "
+      << caps.local_bytes << " (local_bytes)";
+  const int64_t items = int64_t(k.local_size[0]) * k.local_size[1] * k.local_size[2];
+  SLUICE_CHECK_IN(Error, "make_kernel", items <= caps.max_local_size)
+      << "kernel " << k.name << " has work-groups of " << items << " work-items, over the device's "
+      << caps.max_local_size << " (max_local_size)";
+  for (size_t d = 0; d < 3; ++d)
+    SLUICE_CHECK_IN(Error, "make_kernel", k.local_size[d] <= caps.local_max[d])
+        << "kernel " << k.name << " has " << k.local_size[d] << " work-items along local dimension " << d
+        << ", over the device's " << caps.local_max[d] << " (local_max)";
   return k;
+}
+
+}  // namespace
+
+Kernel make_kernel(const UOp& ast, const DeviceCaps& caps) { return build(ast, caps, nullptr); }
+
+Kernel make_kernel(const UOp& ast, const DeviceCaps& caps, const std::vector<Opt>& opts) {
+  return build(ast, caps, &opts);
 }
 
 std::string KernelNamer::unique(const std::string& name) {

@@ -15,6 +15,18 @@
 //   ASSIGN(acc, value)         acc = value inside the innermost loop; after the loops, the ASSIGN node
 //                              stands for the accumulator's final value
 //   ALU ops, CAST, BITCAST     as in the AST; integer ops wrap in their dtype (core/ir/alu.h)
+//   SPECIAL        arg VarArg{"lidxN", 0, size-1}: the work-item id within its group along dimension N
+//                  (LOCAL and GROUP opts; only where DeviceCaps::has_local)
+//   DEFINE_LOCAL   arg int64 id; dtype a pointer in AddrSpace::Local with ptr_size elements: shared memory
+//                  of the work-group (GROUP's partial results), declared once at the top level
+//   BARRIER(stores...)         every work-item of the group waits until all reach it; its sources are the
+//                  local STOREs it publishes. It sits at the top level (never inside a loop or branch)
+//   LOAD(INDEX, BARRIER)       a load of shared memory ordered after that barrier
+//   VECTORIZE(a, b, ...)       a vector of n scalars (dtype.count = n); GEP(v) arg int64 i: lane i of v
+//   LOAD(INDEX) / STORE(INDEX, v) with a vector dtype (count n = 2 or 4): n consecutive elements from
+//                  idx on, idx a multiple of n (aligned); valid applies to all lanes
+// Several RANGE nests may follow one another (GROUP: the partial sums, then the final reduction over the
+// shared memory); nodes reading an accumulator's final value come after its nest closes.
 // Index arithmetic is dtypes::index (int32).
 #include <array>
 #include <cstdint>
@@ -31,9 +43,18 @@ struct DeviceCaps {
   std::array<int64_t, 3> global_max = {0xffffffffLL, 0xffffffffLL, 0xffffffffLL};  // per dimension
   int64_t local_bytes = 0;        // shared memory per work-group (0: none; no LOCAL/GROUP opts)
   bool supports_float16 = false;  // half arithmetic (or storage at least) in the dialect
+  // EXP2/LOG2/SIN builtins within a few ulp; false: codegen uses polynomials (transcendental.h)
+  bool accurate_transcendentals = true;
+  // Work-groups (opts.h): the CPU runs one work-item per group, so it has no local ids nor barriers.
+  bool has_local = false;                        // local ids and barriers exist (LOCAL, GROUP need them)
+  int64_t max_local_size = 1;                    // work-items per work-group, all dimensions together
+  std::array<int64_t, 3> local_max = {1, 1, 1};  // work-items per work-group along each dimension
+  int max_buffers = 1024;                        // buffers (DEFINE_GLOBALs) one kernel may take
+  std::vector<int> vector_widths = {2, 4};       // float vector widths of LOAD/STORE (empty: none)
+  int compute_units = 8;                         // threads or cores that share a launch's work-groups
 };
 
-// An optimization action applied to a kernel (the reference design's OptOps). None are applied yet; the
+// An optimization action applied to a kernel (the reference design's OptOps; semantics in opts.h). The
 // list is the kernel's record of them so BEAM results can be cached and replayed.
 enum class OptOp : uint8_t { Upcast, Unroll, Local, Group, GroupTop, PadTo, NoLocals, TensorCore };
 struct Opt {

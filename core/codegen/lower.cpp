@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
+#include <unordered_map>
 
 #include "base/error.h"
-#include "core/ir/pattern.h"
 #include "core/ir/shape_tracker.h"
 #include "core/ir/symbolic.h"
 
@@ -16,68 +18,301 @@ const ShapeTracker& st_of(const UOp& view) {
   return static_cast<const ShapeTracker&>(*view.arg_as<std::shared_ptr<const ArgObject>>());
 }
 
-struct Ctx {
-  std::vector<UOp> full_idx;  // per axis of F: a RANGE (reduced axes) or the output index
-  std::vector<UOp> ranges;    // the RANGEs, outermost first
-  int64_t next_reg = 0;
+UOp idx_const(int64_t v) { return UOp::const_int(dtypes::index, v); }
+
+UOp special(const std::string& name, int64_t size) {
+  return UOp::make(Op::Special, dtypes::index, {}, VarArg{name, 0, size - 1});
+}
+
+UOp all(const std::vector<UOp>& conds) {
+  UOp out;
+  for (const UOp& c : conds) out = out ? out.alu(Op::And, c) : c;
+  return out;
+}
+
+class Lowerer {
+ public:
+  Lowerer(const Plan& plan, const DeviceCaps& caps) : p_(plan) {
+    // Global pieces onto launch dimensions; the others get their ids, loops or (Upcast/Unroll) values.
+    Shape gshape;
+    for (const Piece& q : p_.pieces)
+      if (q.kind == AxisKind::Global) gshape.push_back(q.size);
+    out.global = map_global(gshape, caps);
+    idx_.resize(p_.pieces.size());
+    size_t gi = 0;
+    int lid = 0;
+    for (size_t i = 0; i < p_.pieces.size(); ++i) {
+      const Piece& q = p_.pieces[i];
+      switch (q.kind) {
+        case AxisKind::Global: idx_[i] = out.global.axis_idx[gi++]; break;
+        case AxisKind::Local:
+        case AxisKind::GroupReduce:
+          idx_[i] = q.size == 1 ? idx_const(0) : special("lidx" + std::to_string(lid), q.size);
+          if (q.size > 1) {
+            out.local_size[size_t(lid++)] = uint32_t(q.size);
+            lids_.push_back(i);
+          }
+          if (q.kind == AxisKind::GroupReduce && q.size > 1) groups_.push_back(i);
+          break;
+        case AxisKind::Loop:
+          if (q.size > 1) {
+            idx_[i] = UOp::make(Op::Range, dtypes::index, {idx_const(q.size)}, int64_t(i));
+            ranges_.push_back(idx_[i]);
+          } else {
+            idx_[i] = idx_const(0);
+          }
+          break;
+        case AxisKind::Upcast:
+        case AxisKind::Unroll: expanded_.push_back(i); break;
+      }
+    }
+    std::vector<UOp> guard;
+    for (size_t g : groups_) guard.push_back(idx_[g].lt(idx_const(1)));
+    store_guard_ = all(guard);
+  }
+
+  UOp run(const UOp& ast) {
+    // One copy of the stores per combination of the Upcast pieces' values.
+    std::vector<UOp> stores;
+    std::vector<int64_t> vals(p_.pieces.size(), 0);
+    const int64_t n_up = p_.product(AxisKind::Upcast);
+    for (int64_t c = 0; c < n_up; ++c) {
+      set_values(vals, AxisKind::Upcast, c);
+      upcast_flat_ = c;
+      Ctx& ctx = context(vals);
+      for (const UOp& st : ast.src()) stores.push_back(lower(st, ctx));
+    }
+    out.sink = UOp::sink(stores);
+    out.local_bytes = local_bytes_;
+    return out.sink;
+  }
+
+  Lowered out;
+
+ private:
+  struct Ctx {
+    std::vector<UOp> full_idx;   // per axis of F
+    std::vector<UOp> pad_valid;  // per axis of F: index < size where padded (null otherwise)
+    bool built = false;          // full_idx and pad_valid are set
+    std::vector<int64_t> vals;   // per piece: the value of Upcast/Unroll pieces
+    std::unordered_map<const UOpNode*, UOp> memo;
+  };
+
+  // vals of the pieces of one kind from a flat combination number (row-major, last piece fastest).
+  void set_values(std::vector<int64_t>& vals, AxisKind kind, int64_t flat) const {
+    for (size_t i = p_.pieces.size(); i-- > 0;)
+      if (p_.pieces[i].kind == kind) {
+        vals[i] = flat % p_.pieces[i].size;
+        flat /= p_.pieces[i].size;
+      }
+  }
+
+  Ctx& context(const std::vector<int64_t>& vals) {
+    auto [it, fresh] = ctxs_.try_emplace(vals);
+    Ctx& c = it->second;
+    if (fresh) c.vals = vals;
+    return c;
+  }
+
+  // A context's indices, built when first needed (most contexts only offset the base context's).
+  Ctx& built(Ctx& c) {
+    if (c.built) return c;
+    c.built = true;
+    const std::vector<int64_t>& vals = c.vals;
+    const size_t n = p_.full_shape.size();
+    std::vector<UOp> sum(n);
+    for (size_t i = 0; i < p_.pieces.size(); ++i) {
+      const Piece& q = p_.pieces[i];
+      const bool expanded = q.kind == AxisKind::Upcast || q.kind == AxisKind::Unroll;
+      if (q.size == 1 && !expanded) continue;
+      UOp term = expanded ? idx_const(vals[i] * q.stride) : q.stride == 1 ? idx_[i] : idx_[i] * q.stride;
+      UOp& s = sum[size_t(q.axis)];
+      s = s ? s + term : term;
+    }
+    c.full_idx.resize(n);
+    c.pad_valid.resize(n);
+    for (size_t a = 0; a < n; ++a) {
+      c.full_idx[a] = sum[a] ? sum[a] : idx_const(0);  // to_indexed simplifies what it builds
+      if (p_.padded[a] != p_.full_shape[a])
+        c.pad_valid[a] = simplify(c.full_idx[a].lt(idx_const(p_.full_shape[a])));
+    }
+    return c;
+  }
+
+  // The index and validity of a VIEW. A size-1 axis reads index 0, which makes one index list serve both
+  // the F-shaped views below a reduce and the O-shaped ones above it.
+  std::pair<UOp, UOp> indexed(const UOp& view, Ctx& c) {
+    // Only the base context (every Upcast/Unroll value 0) indexes the view in full; another context adds
+    // its values times the view's strides when those are plain numbers on unmasked, unpadded axes (the
+    // common case, and what keeps lowering fast when a work-item is expanded many times).
+    const ShapeTracker& st = st_of(view);
+    auto [it, fresh] = views_.try_emplace(view.get());
+    ViewInfo& vi = it->second;
+    if (fresh) {
+      vi.strides = st.real_strides();
+      vi.base = indexed_full(st, context(std::vector<int64_t>(p_.pieces.size(), 0)));
+    }
+    int64_t delta = 0;
+    for (size_t i : expanded_) {
+      const Piece& q = p_.pieces[i];
+      const size_t a = size_t(q.axis);
+      if (c.vals[i] == 0 || st.shape()[a] == 1) continue;
+      if (!vi.strides[a] || p_.padded[a] != p_.full_shape[a]) return indexed_full(st, c);
+      delta += c.vals[i] * q.stride * *vi.strides[a];
+    }
+    if (delta == 0) return vi.base;
+    const UOp& b = vi.base.first;
+    if (b.op() == Op::Add && b.src(1).is_const())
+      return {b.src(0) + (b.src(1).const_int_value() + delta), vi.base.second};
+    return {b + delta, vi.base.second};
+  }
+
+  std::pair<UOp, UOp> indexed_full(const ShapeTracker& st, Ctx& cx) {
+    const Ctx& c = built(cx);
+    std::vector<UOp> idxs(st.shape().size());
+    std::vector<UOp> valid;
+    for (size_t a = 0; a < idxs.size(); ++a) {
+      const bool used = st.shape()[a] != 1;
+      idxs[a] = used ? c.full_idx[a] : idx_const(0);
+      if (used && c.pad_valid[a]) valid.push_back(c.pad_valid[a]);
+    }
+    auto [idx, v] = st.to_indexed(idxs);
+    if (valid.empty()) return {idx, v};
+    if (!(v.is_const() && v.const_int_value())) valid.insert(valid.begin(), v);
+    return {idx, simplify(all(valid))};
+  }
+
+  static UOp index(const UOp& buf, const UOp& idx, const UOp& valid) {
+    if (!valid || (valid.is_const() && valid.const_int_value()))
+      return UOp::make(Op::Index, buf.dtype(), {buf, idx});
+    return UOp::make(Op::Index, buf.dtype(), {buf, idx, valid});
+  }
+
+  UOp lower(const UOp& u, Ctx& c) {
+    if (auto it = c.memo.find(u.get()); it != c.memo.end()) return it->second;
+    UOp r;
+    switch (u.op()) {
+      case Op::DefineGlobal:
+      case Op::View: r = u; break;
+      case Op::Load: {
+        auto [idx, valid] = indexed(u.src(1), c);
+        if (valid.is_const() && !valid.const_int_value())
+          r = u.const_like(0);  // always masked: padding only
+        else
+          r = UOp::make(Op::Load, u.dtype(), {index(u.src(0), idx, valid)});
+        break;
+      }
+      case Op::Const:
+        if (u.num_src() == 1) {
+          UOp lit = UOp::make(Op::Const, u.dtype(), {}, u.arg());
+          UOp valid = indexed(u.src(0), c).second;
+          r = valid.is_const() ? (valid.const_int_value() ? lit : lit.const_like(0))
+                               : valid.where(lit, lit.const_like(0));
+        } else {
+          r = u;
+        }
+        break;
+      case Op::Store: {
+        auto [idx, valid] = indexed(u.src(1), c);
+        if (store_guard_)
+          valid =
+              valid.is_const() && valid.const_int_value() ? store_guard_ : valid.alu(Op::And, store_guard_);
+        r = UOp::make(Op::Store, dtypes::void_, {index(u.src(0), idx, valid), lower(u.src(2), c)});
+        break;
+      }
+      case Op::ReduceAxis: r = reduce(u, c); break;
+      default: {
+        std::vector<UOp> src;
+        bool same = true;
+        for (const UOp& s : u.src()) {
+          src.push_back(lower(s, c));
+          same &= src.back() == s;
+        }
+        r = same ? u : u.with_src(src);
+      }
+    }
+    c.memo.emplace(u.get(), r);
+    return r;
+  }
+
+  UOp reduce(const UOp& r, Ctx& c) {
+    const Op op = r.arg_as<ReduceArg>().op;
+    const UOp identity = reduce_identity(op, r.dtype());
+    // The operand once per combination of the Unroll pieces' values, folded.
+    std::vector<int64_t> vals = c.vals;
+    const int64_t n_un = p_.product(AxisKind::Unroll);
+    UOp folded;
+    for (int64_t j = 0; j < n_un; ++j) {
+      set_values(vals, AxisKind::Unroll, j);
+      Ctx& cj = context(vals);
+      UOp x = lower(r.src(0), cj);
+      std::vector<UOp> pads;
+      for (size_t a = 0; a < p_.full_shape.size(); ++a)
+        if (p_.reduced[a] && p_.padded[a] != p_.full_shape[a]) pads.push_back(built(cj).pad_valid[a]);
+      if (!pads.empty()) x = all(pads).where(x, identity);
+      folded = folded ? folded.alu(op, x) : x;
+    }
+    UOp val = folded;
+    if (!ranges_.empty()) {
+      std::vector<UOp> src = {identity};
+      src.insert(src.end(), ranges_.begin(), ranges_.end());
+      UOp acc = UOp::make(Op::DefineReg, r.dtype(), src, next_reg_++);
+      val = UOp::make(Op::Assign, r.dtype(), {acc, acc.alu(op, folded)});
+    }
+    if (groups_.empty()) return val;
+
+    // GROUP: every work-item's partial to shared memory, a barrier, then each work-item reduces the
+    // partials of its group (only those with group ids 0 store: store_guard_).
+    const int64_t items = p_.product(AxisKind::Local) * p_.product(AxisKind::GroupReduce);
+    const int64_t n_up = p_.product(AxisKind::Upcast);
+    auto [lit, fresh] = locals_.try_emplace(r.get());
+    if (fresh) {
+      lit->second = UOp::make(Op::DefineLocal, r.dtype().ptr(AddrSpace::Local, items * n_up), {},
+                              int64_t(locals_.size() - 1));
+      local_bytes_ += items * n_up * r.dtype().itemsize();
+    }
+    const UOp& buf = lit->second;
+    auto slot = [&](const std::vector<UOp>& ids) {
+      UOp flat = idx_const(0);
+      for (size_t k = 0; k < lids_.size(); ++k) flat = flat * p_.pieces[lids_[k]].size + ids[k];
+      return simplify(flat * n_up + upcast_flat_);
+    };
+    std::vector<UOp> ids, ids2, ranges2;
+    for (size_t i : lids_) {
+      ids.push_back(idx_[i]);
+      if (p_.pieces[i].kind == AxisKind::GroupReduce) {
+        ranges2.push_back(
+            UOp::make(Op::Range, dtypes::index, {idx_const(p_.pieces[i].size)}, int64_t(1000 + i)));
+        ids2.push_back(ranges2.back());
+      } else {
+        ids2.push_back(idx_[i]);
+      }
+    }
+    UOp st = UOp::make(Op::Store, dtypes::void_, {index(buf, slot(ids), {}), val});
+    UOp bar = UOp::make(Op::Barrier, dtypes::void_, {st});
+    UOp ld = UOp::make(Op::Load, r.dtype(), {index(buf, slot(ids2), {}), bar});
+    std::vector<UOp> src = {identity};
+    src.insert(src.end(), ranges2.begin(), ranges2.end());
+    UOp acc = UOp::make(Op::DefineReg, r.dtype(), src, next_reg_++);
+    return UOp::make(Op::Assign, r.dtype(), {acc, acc.alu(op, ld)});
+  }
+
+  const Plan& p_;
+  std::vector<UOp> idx_;          // per piece: its id, loop or null (Upcast/Unroll)
+  std::vector<UOp> ranges_;       // the Loop pieces' RANGEs
+  std::vector<size_t> lids_;      // pieces with a local id, in lidx order
+  std::vector<size_t> groups_;    // GroupReduce pieces of size > 1
+  std::vector<size_t> expanded_;  // Upcast and Unroll pieces
+  UOp store_guard_;
+  std::map<std::vector<int64_t>, Ctx> ctxs_;
+  struct ViewInfo {
+    std::vector<std::optional<int64_t>> strides;
+    std::pair<UOp, UOp> base;  // (index, valid) in the base context
+  };
+  std::unordered_map<const UOpNode*, ViewInfo> views_;
+  std::unordered_map<const UOpNode*, UOp> locals_;  // per reduce: its shared memory
+  int64_t next_reg_ = 0, upcast_flat_ = 0, local_bytes_ = 0;
 };
-
-// The index and validity of a VIEW over the kernel's axes. A size-1 axis reads index 0, which makes one
-// index list serve both the F-shaped views below a reduce and the O-shaped ones above it.
-std::pair<UOp, UOp> indexed(const UOp& view, const Ctx& c) {
-  const ShapeTracker& st = st_of(view);
-  std::vector<UOp> idxs(st.shape().size());
-  for (size_t a = 0; a < idxs.size(); ++a)
-    idxs[a] = st.shape()[a] == 1 ? UOp::const_int(dtypes::index, 0) : c.full_idx[a];
-  return st.to_indexed(idxs);
-}
-
-UOp index(const UOp& buf, const UOp& view, const Ctx& c) {
-  auto [idx, valid] = indexed(view, c);
-  if (valid.is_const() && valid.const_int_value()) return UOp::make(Op::Index, buf.dtype(), {buf, idx});
-  return UOp::make(Op::Index, buf.dtype(), {buf, idx, valid});
-}
-
-UOp lower_load(Match& m) {
-  const UOp& ld = m["ld"];
-  UOp ix = index(m["buf"], m["view"], m.context<Ctx>());
-  if (ix.num_src() == 3 && ix.src(2).is_const()) return ld.const_like(0);  // always masked: padding only
-  return UOp::make(Op::Load, ld.dtype(), {ix});
-}
-
-UOp lower_const(Match& m) {
-  const UOp& c = m["c"];
-  UOp lit = UOp::make(Op::Const, c.dtype(), {}, c.arg());
-  UOp valid = indexed(m["view"], m.context<Ctx>()).second;
-  if (valid.is_const()) return valid.const_int_value() ? lit : lit.const_like(0);
-  return valid.where(lit, lit.const_like(0));
-}
-
-UOp lower_store(Match& m) {
-  return UOp::make(Op::Store, dtypes::void_, {index(m["buf"], m["view"], m.context<Ctx>()), m["v"]});
-}
-
-// One accumulator per reduce: DEFINE_REG holds its identity and, as sources, the loops it lives across.
-UOp lower_reduce(Match& m) {
-  Ctx& c = m.context<Ctx>();
-  const UOp& r = m["r"];
-  const Op op = r.arg_as<ReduceArg>().op;
-  if (c.ranges.empty()) return m["x"];  // every reduced axis has size 1
-  std::vector<UOp> src = {reduce_identity(op, r.dtype())};
-  src.insert(src.end(), c.ranges.begin(), c.ranges.end());
-  UOp acc = UOp::make(Op::DefineReg, r.dtype(), src, c.next_reg++);
-  return UOp::make(Op::Assign, r.dtype(), {acc, acc.alu(op, m["x"])});
-}
-
-const PatternMatcher pm_lower{{
-    {UPat(Op::Load).src({UPat(Op::DefineGlobal).named("buf"), UPat(Op::View).named("view")}).named("ld"),
-     lower_load},  // LOAD(buf, VIEW) -> LOAD(INDEX(buf, idx, valid))
-    {UPat(Op::Const).src({UPat(Op::View).named("view")}).named("c"),
-     lower_const},  // CONST(VIEW) -> valid?c:0
-    {UPat(Op::Store).src({UPat(Op::DefineGlobal).named("buf"), UPat(Op::View).named("view"), var("v")}),
-     lower_store},  // STORE(buf, VIEW, v) -> STORE(INDEX(buf, idx, valid), v)
-    {UPat(Op::ReduceAxis).src({var("x")}).named("r"), lower_reduce},  // REDUCE_AXIS(x) -> acc op= x
-}};
 
 }  // namespace
 
@@ -93,10 +328,10 @@ UOp reduce_identity(Op op, DType dt) {
   return {};
 }
 
-Lowered lower(const UOp& ast, const DeviceCaps& caps) {
+Analysis analyze(const UOp& ast) {
   SLUICE_CHECK_IN(Error, "lower", ast.op() == Op::Sink && ast.num_src() > 0)
       << "not a compute kernel AST: " << op_name(ast.op());
-  Lowered out;
+  Analysis out;
   out.output_shape = st_of(ast.src(0).src(1)).shape();
   out.full_shape = out.output_shape;
   bool has_reduce = false;
@@ -116,21 +351,13 @@ Lowered lower(const UOp& ast, const DeviceCaps& caps) {
   }
   SLUICE_CHECK_IN(Error, "lower", out.full_shape.size() == out.output_shape.size())
       << "views of different ranks: " << tuple_str(out.full_shape) << " and " << tuple_str(out.output_shape);
-
-  out.global = map_global(out.output_shape, caps);
-  Ctx c;
-  c.full_idx = out.global.axis_idx;
-  std::vector<int64_t> axes = out.reduce_axes;
-  std::sort(axes.begin(), axes.end());
-  for (int64_t a : axes) {
-    if (out.full_shape[size_t(a)] == 1) continue;
-    UOp r =
-        UOp::make(Op::Range, dtypes::index, {UOp::const_int(dtypes::index, out.full_shape[size_t(a)])}, a);
-    c.full_idx[size_t(a)] = r;
-    c.ranges.push_back(r);
-  }
-  out.sink = graph_rewrite(ast, pm_lower, &c);
   return out;
+}
+
+Lowered lower(const UOp& ast, const Plan& plan, const DeviceCaps& caps) {
+  Lowerer l(plan, caps);
+  l.run(ast);
+  return std::move(l.out);
 }
 
 }  // namespace sluice::codegen

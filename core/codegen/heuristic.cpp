@@ -1,0 +1,137 @@
+#include "core/codegen/heuristic.h"
+
+#include <optional>
+
+#include "core/ir/shape_tracker.h"
+
+namespace sluice::codegen {
+namespace {
+
+const ShapeTracker& st_of(const UOp& view) {
+  return static_cast<const ShapeTracker&>(*view.arg_as<std::shared_ptr<const ArgObject>>());
+}
+
+// Applies opt when apply_opt accepts it; plan is unchanged otherwise.
+bool try_opt(Plan& plan, const Opt& opt, const DeviceCaps& caps) {
+  Plan next = plan;
+  try {
+    apply_opt(next, opt, caps);
+  } catch (const OptError&) { return false; }
+  plan = std::move(next);
+  return true;
+}
+
+// The open-axis number (opt.axis) of the piece at `pieces[i]`, or -1.
+int64_t open_axis(const Plan& plan, size_t i) {
+  const std::vector<size_t> open = plan.open();
+  for (size_t k = 0; k < open.size(); ++k)
+    if (open[k] == i) return int64_t(k);
+  return -1;
+}
+
+struct LoadInfo {
+  std::vector<std::optional<int64_t>> strides;  // per axis of F (F-shaped views only)
+};
+
+}  // namespace
+
+void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
+  const Shape& F = plan.full_shape;
+  std::vector<LoadInfo> loads;
+  Op reduce_op = Op::Noop;
+  UOp reduce_src;
+  for (const UOp& u : ast.toposort()) {
+    if (u.op() == Op::ReduceAxis) reduce_op = u.arg_as<ReduceArg>().op, reduce_src = u.src(0);
+    if (u.op() != Op::Load || u.src(1).op() != Op::View) continue;
+    const ShapeTracker& st = st_of(u.src(1));
+    if (st.shape() != F) continue;
+    loads.push_back({st.real_strides()});
+  }
+  auto broadcast = [&](int64_t axis) {
+    for (const LoadInfo& l : loads)
+      if (l.strides[size_t(axis)] && *l.strides[size_t(axis)] == 0) return true;
+    return false;
+  };
+  auto pieces_of = [&](AxisKind k) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < plan.pieces.size(); ++i)
+      if (plan.pieces[i].kind == k) out.push_back(i);
+    return out;
+  };
+  const int64_t min_groups = 4 * int64_t(caps.compute_units);
+  const int64_t out_size = plan.product(AxisKind::Global);
+
+  // 1. matrix-vector.
+  if (caps.has_local && reduce_op == Op::Add && pieces_of(AxisKind::Global).size() == 1 &&
+      pieces_of(AxisKind::Loop).size() == 1 && reduce_src && reduce_src.op() == Op::Mul &&
+      reduce_src.src(0).op() == Op::Load && reduce_src.src(1).op() == Op::Load && loads.size() == 2) {
+    const Piece g = plan.pieces[pieces_of(AxisKind::Global)[0]],
+                r = plan.pieces[pieces_of(AxisKind::Loop)[0]];
+    const bool vec_bcast = broadcast(g.axis);
+    bool contiguous = true;
+    for (const LoadInfo& l : loads) contiguous &= l.strides[size_t(r.axis)] == 1;
+    if (vec_bcast && contiguous && g.size % 16 == 0 && r.size % 8 == 0) {
+      Plan p = plan;
+      if (try_opt(p, {OptOp::Group, 1, 8}, caps) && try_opt(p, {OptOp::Local, 0, 4}, caps) &&
+          try_opt(p, {OptOp::Upcast, 0, 4}, caps)) {
+        plan = std::move(p);
+        return;
+      }
+    }
+  }
+
+  // 2. grouped reduction: few outputs, a long reduction.
+  const std::vector<size_t> loops = pieces_of(AxisKind::Loop);
+  if (caps.has_local && !loops.empty() && out_size <= 2048) {
+    const size_t last = loops.back();
+    if (plan.pieces[last].size >= 4096)
+      for (int64_t sz : out_size <= 32 ? std::vector<int64_t>{256, 16} : std::vector<int64_t>{16})
+        if (try_opt(plan, {OptOp::GroupTop, open_axis(plan, last), sz}, caps)) break;
+  }
+
+  // 3. upcast axes some load broadcasts.
+  int upcasts = 0;
+  for (size_t i : pieces_of(AxisKind::Global)) {
+    if (upcasts == 2) break;
+    const Piece& q = plan.pieces[i];
+    if (q.size % 4 != 0 || !broadcast(q.axis) || plan.product(AxisKind::Global) / 4 < min_groups) continue;
+    if (try_opt(plan, {OptOp::Upcast, open_axis(plan, i), 4}, caps)) ++upcasts;
+  }
+
+  // 4. unroll the last reduce axis.
+  if (const std::vector<size_t> ls = pieces_of(AxisKind::Loop); !ls.empty()) {
+    const size_t last = ls.back();
+    const int64_t sz = plan.pieces[last].size;
+    const int64_t ax = open_axis(plan, last);
+    if (sz <= 32 && plan.product(AxisKind::Upcast) <= 16)
+      try_opt(plan, {OptOp::Unroll, ax, 0}, caps);
+    else if (out_size <= 16 && sz % 16 == 0)
+      try_opt(plan, {OptOp::Unroll, ax, 16}, caps);
+    else if (sz % 4 == 0 && plan.product(AxisKind::Upcast) < 16)  // 16 accumulators give ILP already
+      try_opt(plan, {OptOp::Unroll, ax, 4}, caps);
+  }
+
+  // 5. vector stores of an elementwise output.
+  if (!plan.has(AxisKind::Upcast) && !plan.has(AxisKind::GroupReduce)) {
+    const std::vector<size_t> gs = pieces_of(AxisKind::Global);
+    if (!gs.empty()) {
+      const Piece& q = plan.pieces[gs.back()];
+      if (q.size % 4 == 0 && q.stride == 1 && plan.product(AxisKind::Global) / 4 >= min_groups)
+        try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 4}, caps);
+    }
+  }
+
+  // 6. local sizes, innermost output axis first.
+  if (caps.has_local) {
+    const std::vector<size_t> gs = pieces_of(AxisKind::Global);
+    for (size_t k = gs.size(); k-- > 0;) {
+      for (int64_t sz : {32, 16, 8, 4, 2}) {
+        const int64_t items = plan.product(AxisKind::Local) * plan.product(AxisKind::GroupReduce);
+        if (items * sz > 128 || plan.pieces[gs[k]].size % sz != 0) continue;
+        if (try_opt(plan, {OptOp::Local, open_axis(plan, gs[k]), sz}, caps)) break;
+      }
+    }
+  }
+}
+
+}  // namespace sluice::codegen

@@ -1,0 +1,24 @@
+#pragma once
+// The hand-coded heuristic (the reference design's hand_coded_optimizations): picks optimization actions
+// (opts.h) for a kernel from its shape and its loads' strides, and applies them to the plan. It only
+// picks actions the device supports (every action goes through apply_opt's checks against caps; one
+// that fails is skipped). In order:
+//   1. matrix-vector (one output axis, one reduce axis, sum of a product of two loads, one of them
+//      broadcast along the output): GROUP 8, LOCAL 4, UPCAST 4                          (work-groups)
+//   2. big reductions with small outputs (output <= 2048, reduce >= 4096): GROUPTOP 256 or 16
+//   3. UPCAST 4 of up to two output axes some load broadcasts (stride 0): reuse in registers
+//   4. UNROLL a small last reduce axis whole (<= 32), else by 4 unless 16 outputs are upcast already (by 16
+//      when the output is tiny)
+//   5. UPCAST 4 of the last output axis when nothing was upcast (vector stores)
+//   6. LOCAL sizes for the output axes, up to 128 work-items per group                   (work-groups)
+// Upcasts keep at least 4 work-groups per compute unit so the CPU's thread pool stays busy.
+// Pure function of (plan, ast, caps); any thread.
+#include "core/codegen/kernel.h"
+#include "core/codegen/opts.h"
+#include "core/ir/uop.h"
+
+namespace sluice::codegen {
+
+void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps);
+
+}  // namespace sluice::codegen
