@@ -24,13 +24,15 @@ class CpuRenderer final : public CStyleRenderer {
  protected:
   // The grid is flattened and split into n_cores contiguous shares (the ABI's intended scheme).
   std::string wrap(const codegen::Kernel& k, const std::string& body) const override {
-    std::string s =
-        "void " + k.name +
-        "(void* const* bufs, const int* vars, const unsigned* launch, int core_id, int n_cores) {\n";
+    std::string s = f16_helpers(k);  // half and bfloat16 are emulated (no _Float16 in every clang's C)
+    s += "void " + k.name +
+         "(void* const* bufs, const int* vars, const unsigned* launch, int core_id, int n_cores) {\n";
     for (size_t i = 0; i < k.bufs.size(); ++i) {
-      const std::string t = (k.bufs[i].written ? "" : "const ") + type(k.bufs[i].dtype) + "*";
+      const std::string t = (k.bufs[i].written ? "" : "const ") + storage_type(k.bufs[i].dtype) + "*";
       s += "  " + t + " data" + std::to_string(i) + " = (" + t + ")bufs[" + std::to_string(i) + "];\n";
     }
+    for (size_t i = 0; i < k.vars.size(); ++i)
+      s += "  const int " + k.vars[i].arg_as<VarArg>().name + " = vars[" + std::to_string(i) + "];\n";
     s += "  (void)vars;\n"
          "  unsigned long n = (unsigned long)launch[0] * launch[1] * launch[2];\n"
          "  for (unsigned long g = n * core_id / n_cores; g < n * (core_id + 1) / n_cores; ++g) {\n";

@@ -1,7 +1,8 @@
 #pragma once
 // The CPU dialect of C: one function per kernel in the ABI of backends/cpu/program.h, walking its core's
 // share of the flattened grid. Only compiler builtins, no headers, so kernels of a batch concatenate into
-// one translation unit (hcq::Compiler::compile_many).
+// one translation unit (hcq::Compiler::compile_many). half and bfloat16 are emulated (cstyle.h: 16-bit
+// storage, float values rounded after every op), since not every clang's C has _Float16 on every CPU.
 #include <memory>
 
 #include "renderers/cstyle.h"

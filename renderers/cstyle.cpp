@@ -1,5 +1,6 @@
 #include "renderers/cstyle.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unordered_map>
@@ -37,12 +38,13 @@ std::string literal(const CStyleRenderer& r, const UOp& c) {
     const bool f32 = dt.scalar != Scalar::Float64;
     const double v = c.const_value();
     const Dialect& d = r.dialect();
-    if (std::isnan(v)) return f32 ? d.nan : "__builtin_nan(\"\")";
-    if (std::isinf(v)) return std::string(v < 0 ? "(-" : "(") + (f32 ? d.infinity : "__builtin_inf()") + ")";
+    if (std::isnan(v)) return f32 ? d.nan : d.nan64;
+    if (std::isinf(v)) return std::string(v < 0 ? "(-" : "(") + (f32 ? d.infinity : d.infinity64) + ")";
     std::snprintf(buf, sizeof buf, f32 ? "%.9g" : "%.17g", v);
     std::string s = buf;
     if (s.find_first_of(".e") == std::string::npos) s += ".0";
     if (f32) s += "f";
+    if (dt.itemsize() == 2 && !r.emulated(dt)) return "((" + r.type(dt) + ")" + s + ")";  // half * half
     return v < 0 || std::signbit(v) ? "(" + s + ")" : s;
   }
   const int64_t v = c.const_int_value();
@@ -106,7 +108,8 @@ std::string alu_expr(Ctx& c, const UOp& u) {
     case Op::Max: {
       const std::string m = "(" + s(0) + " < " + s(1) + " ? " + s(1) + " : " + s(0) + ")";
       if (!fl) return m;
-      const std::string nan = dt.scalar == Scalar::Float64 ? "__builtin_nan(\"\")" : d.nan;
+      std::string nan = dt.scalar == Scalar::Float64 ? d.nan64 : d.nan;
+      if (dt.itemsize() == 2 && !c.r.emulated(dt)) nan = "((" + T + ")" + nan + ")";  // no float ?: half
       return "(" + s(0) + " != " + s(0) + " || " + s(1) + " != " + s(1) + " ? " + nan + " : " + m + ")";
     }
     case Op::CmpLT: return "(" + s(0) + " < " + s(1) + ")";
@@ -136,18 +139,158 @@ std::string alu_expr(Ctx& c, const UOp& u) {
   return {};
 }
 
+// The reinterpretation of expression x of type `from` as type `to`.
+std::string bit_cast(const Dialect& d, const std::string& from, const std::string& to, const std::string& x) {
+  if (!d.bit_cast.empty()) return d.bit_cast + "(" + to + ", " + x + ")";
+  return "((union { " + from + " f; " + to + " t; }){.f = " + x + "}).t";  // no aliasing UB in C
+}
+
+// Emulated half/bfloat16 (Dialect::native_half): values are floats, rounded after every op except those
+// that are exact on representable values (sign, selection, comparison).
+const char* rounder(DType dt) { return dt.scalar == Scalar::Float16 ? "sl_rh" : "sl_rbf"; }
+const char* to_bits(DType dt) { return dt.scalar == Scalar::Float16 ? "sl_f2h" : "sl_f2bf"; }
+const char* from_bits(DType dt) { return dt.scalar == Scalar::Float16 ? "sl_h2f" : "sl_bf2f"; }
+bool exact_op(Op op) { return op == Op::Where || op == Op::Max || op == Op::Neg || is_comparison(op); }
+
+// The helpers mirror float_to_half_bits / half_bits_to_float / *_bf16_bits of core/ir/dtype.cpp.
+std::string helpers(const Dialect& d) {
+  const std::string p = d.helper_prefix, f2u = bit_cast(d, "float", "unsigned int", "f");
+  auto u2f_of = [&](const std::string& x) { return bit_cast(d, "unsigned int", "float", x); };
+  return "#ifndef SLUICE_F16_HELPERS\n#define SLUICE_F16_HELPERS\n" + p +
+         "float sl_h2f(unsigned short h) {\n"
+         "  unsigned int s = (unsigned int)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;\n"
+         "  if (e == 0x1f) return " +
+         u2f_of("s | 0x7f800000u | m << 13") +
+         ";\n"
+         "  if (e == 0) return s ? -((float)m * 5.9604644775390625e-8f) : (float)m * "
+         "5.9604644775390625e-8f;\n"
+         "  return " +
+         u2f_of("s | (e + 112) << 23 | m << 13") + ";\n}\n" + p +
+         "unsigned short sl_f2h(float f) {\n"
+         "  unsigned int x = " +
+         f2u +
+         ", s = (x >> 16) & 0x8000, ex = (x >> 23) & 0xff, m = x & 0x7fffff;\n"
+         "  if (ex == 0xff) return (unsigned short)(s | 0x7c00 | (m ? 0x200 | (m >> 13) : 0));\n"
+         "  int e = (int)ex - 112;\n"
+         "  if (e >= 31) return (unsigned short)(s | 0x7c00);\n"
+         "  if (e <= 0) {\n"
+         "    if (e < -10) return (unsigned short)s;\n"
+         "    m |= 0x800000;\n"
+         "    int sh = 14 - e;\n"
+         "    unsigned int h = m >> sh, r = m & ((1u << sh) - 1), mid = 1u << (sh - 1);\n"
+         "    if (r > mid || (r == mid && (h & 1))) h++;\n"
+         "    return (unsigned short)(s | h);\n"
+         "  }\n"
+         "  unsigned int h = (unsigned int)e << 10 | m >> 13, r = m & 0x1fff;\n"
+         "  if (r > 0x1000 || (r == 0x1000 && (h & 1))) h++;\n"
+         "  return (unsigned short)(s | h);\n}\n" +
+         p + "float sl_rh(float f) { return sl_h2f(sl_f2h(f)); }\n" + p +
+         "float sl_bf2f(unsigned short b) { return " + u2f_of("(unsigned int)b << 16") + "; }\n" + p +
+         "unsigned short sl_f2bf(float f) {\n"
+         "  unsigned int x = " +
+         f2u +
+         ";\n"
+         "  if ((x & 0x7fffffff) > 0x7f800000) return (unsigned short)((x >> 16) | 0x40);\n"
+         "  x += 0x7fff + ((x >> 16) & 1);\n"
+         "  return (unsigned short)(x >> 16);\n}\n" +
+         p + "float sl_rbf(float f) { return sl_bf2f(sl_f2bf(f)); }\n#endif\n";
+}
+
 }  // namespace
 
 std::string CStyleRenderer::type(DType dt) const {
   const DType b = dt.base();
-  SLUICE_CHECK_IN(
-      DTypeError, "render",
-      (b.scalar != Scalar::Float16 || d_.native_half) && (b.scalar != Scalar::BFloat16 || d_.native_bf16))
-      << b.name() << " is not supported by this renderer yet";
+  if (emulated(b)) return "float";
   for (const auto& [s, n] : d_.type_names)
     if (s == b.scalar) return n;
   return b.c_name();
 }
+
+bool CStyleRenderer::emulated(DType dt) const {
+  return (dt.scalar == Scalar::Float16 && !d_.native_half) ||
+         (dt.scalar == Scalar::BFloat16 && !d_.native_bf16);
+}
+
+std::string CStyleRenderer::storage_type(DType dt) const {
+  return emulated(dt) ? "unsigned short" : type(dt);
+}
+
+std::string CStyleRenderer::f16_helpers(const codegen::Kernel& k) const {
+  for (const codegen::KernelBuffer& b : k.bufs)
+    if (emulated(b.dtype)) return helpers(d_);
+  for (const UOp& u : k.uops)
+    if (emulated(u.dtype().base())) return helpers(d_);
+  return "";
+}
+
+namespace {
+
+// The uops of optimized kernels (kernel.h): shared memory, barriers, vectors.
+std::string vtype(const CStyleRenderer& r, DType dt) { return r.type(dt.base()) + std::to_string(dt.count); }
+
+void vector_load_store(Ctx& c, const UOp& u) {
+  const Dialect& d = c.r.dialect();
+  const UOp& ix = u.src(0);
+  const DType vt = u.op() == Op::Load ? u.dtype() : u.src(1).dtype();
+  const std::string space = ix.src(0).dtype().addr == AddrSpace::Local ? d.shared_prefix : d.buffer_prefix;
+  const std::string ptr = "*((" + space + vtype(c.r, vt) + "*)(" + c[ix.src(0)] + " + " + c[ix.src(1)] + "))";
+  if (u.op() == Op::Store) return c.line(ptr + " = " + c[u.src(1)] + ";");
+  std::string n = c.fresh("val");
+  c.line("const " + vtype(c.r, vt) + " " + n + " = " + ptr + ";");
+  c.name[u.get()] = n;
+}
+
+void render_opt_uop(Ctx& c, const UOp& u) {
+  const Dialect& d = c.r.dialect();
+  switch (u.op()) {
+    case Op::DefineLocal: {
+      std::string n = "temp" + std::to_string(u.arg_as<int64_t>());
+      c.line(d.shared_prefix + c.r.type(u.dtype().deref()) + " " + n + "[" +
+             std::to_string(u.dtype().ptr_size) + "];");
+      c.name[u.get()] = n;
+      break;
+    }
+    case Op::Barrier:
+      SLUICE_CHECK_IN(Error, "render", !d.barrier.empty()) << "this dialect has no barrier (GROUP needs one)";
+      c.line(d.barrier);
+      break;
+    case Op::Vectorize: {
+      std::string args;
+      for (size_t i = 0; i < u.num_src(); ++i) args += (i ? ", " : "") + c[u.src(i)];
+      const std::string T = vtype(c.r, u.dtype());
+      std::string n = c.fresh("vec");
+      // Without a constructor (C): a clang ext_vector_type compound literal.
+      std::string ctor = d.vector_ctor;  // spelled for float4: the width and type are this vector's
+      if (size_t at = ctor.find("float4"); at != std::string::npos) ctor.replace(at, 6, T);
+      c.line("const " + T + " " + n + " = " +
+             (ctor.empty() ? "(" + T + "){" + args + "}" : ctor + args + ")") + ";");
+      c.name[u.get()] = n;
+      break;
+    }
+    case Op::Gep: c.name[u.get()] = c[u.src(0)] + "." + "xyzw"[u.arg_as<int64_t>()]; break;
+    default: break;
+  }
+}
+
+// C has no vector types: clang's ext_vector_type, declared inside the kernel (4-byte aligned: the access
+// is aligned to the vector only when the buffer is).
+std::string vector_typedefs(const CStyleRenderer& r, const codegen::Kernel& k) {
+  if (!r.dialect().vector_ctor.empty()) return "";
+  std::vector<std::string> seen;
+  std::string out;
+  for (const UOp& u : k.uops)
+    if (u.dtype().is_vector() && !u.dtype().is_ptr()) {
+      const std::string T = vtype(r, u.dtype());
+      if (std::find(seen.begin(), seen.end(), T) != seen.end()) continue;
+      seen.push_back(T);
+      out += "  typedef " + r.type(u.dtype().base()) + " " + T + " __attribute__((ext_vector_type(" +
+             std::to_string(u.dtype().count) + "), aligned(" + std::to_string(u.dtype().base().itemsize()) +
+             ")));\n";
+    }
+  return out;
+}
+
+}  // namespace
 
 std::string CStyleRenderer::render(const codegen::Kernel& k) const {
   Ctx c{*this, {}, {}, {}};
@@ -162,8 +305,9 @@ std::string CStyleRenderer::render(const codegen::Kernel& k) const {
       case Op::DefineGlobal: c.name[u.get()] = "data" + std::to_string(u.arg_as<int64_t>()); break;
       case Op::Const: c.name[u.get()] = literal(*this, u); break;
       case Op::Special: {
-        const std::string& n = u.arg_as<VarArg>().name;  // "gidxN": launch dimension N
-        c.line("const " + T + " " + n + " = " + d_.global_ids[size_t(n.back() - '0')] + ";");
+        const std::string& n = u.arg_as<VarArg>().name;  // "gidxN" / "lidxN": launch dimension N
+        const auto& ids = n[0] == 'l' ? d_.local_ids : d_.global_ids;
+        c.line("const " + T + " " + n + " = " + ids[size_t(n.back() - '0')] + ";");
         c.name[u.get()] = n;
         break;
       }
@@ -181,13 +325,24 @@ std::string CStyleRenderer::render(const codegen::Kernel& k) const {
       case Op::Index: break;  // read by its LOAD or STORE
       case Op::Load: {
         const UOp& ix = u.src(0);
-        const std::string elem = c[ix.src(0)] + "[" + c[ix.src(1)] + "]";
+        std::string elem = c[ix.src(0)] + "[" + c[ix.src(1)] + "]";
+        if (u.dtype().is_vector()) {  // aligned n-wide access (kernel.h)
+          vector_load_store(c, u);
+          break;
+        }
+        if (emulated(u.dtype())) elem = std::string(from_bits(u.dtype())) + "(" + elem + ")";
         value("val", ix.num_src() == 3 ? c[ix.src(2)] + " ? " + elem + " : (" + T + ")0" : elem);
         break;
       }
       case Op::Store: {
         const UOp& ix = u.src(0);
-        const std::string st = c[ix.src(0)] + "[" + c[ix.src(1)] + "] = " + c[u.src(1)] + ";";
+        const DType vt = u.src(1).dtype();
+        if (vt.is_vector()) {
+          vector_load_store(c, u);
+          break;
+        }
+        const std::string v = emulated(vt) ? std::string(to_bits(vt)) + "(" + c[u.src(1)] + ")" : c[u.src(1)];
+        const std::string st = c[ix.src(0)] + "[" + c[ix.src(1)] + "] = " + v + ";";
         c.line(ix.num_src() == 3 ? "if (" + c[ix.src(2)] + ") " + st : st);
         break;
       }
@@ -201,17 +356,41 @@ std::string CStyleRenderer::render(const codegen::Kernel& k) const {
         c.line(c[u.src(0)] + " = " + c[u.src(1)] + ";");
         c.name[u.get()] = c[u.src(0)];
         break;
-      case Op::Cast: value("cast", "(" + T + ")(" + c[u.src(0)] + ")"); break;
-      case Op::Bitcast:  // a union reinterprets the bits without aliasing UB
-        value("cast",
-              "((union { " + type(u.src(0).dtype()) + " f; " + T + " t; }){.f = " + c[u.src(0)] + "}).t");
+      case Op::Cast:
+        // An emulated 16-bit float rounds through float, as round_float does.
+        // half <-> bfloat16 goes through float too (C++ has no direct conversion between them).
+        if (emulated(u.dtype()))
+          value("cast", std::string(rounder(u.dtype())) + "((float)(" + c[u.src(0)] + "))");
+        else if (u.dtype().itemsize() == 2 && u.dtype().is_float() && u.src(0).dtype().itemsize() == 2 &&
+                 u.src(0).dtype().is_float())
+          value("cast", "(" + T + ")((float)(" + c[u.src(0)] + "))");
+        else
+          value("cast", "(" + T + ")(" + c[u.src(0)] + ")");
         break;
+      case Op::Bitcast: {
+        const DType from = u.src(0).dtype(), to = u.dtype();
+        std::string x = c[u.src(0)], ft = type(from);
+        if (emulated(from)) x = std::string(to_bits(from)) + "(" + x + ")", ft = "unsigned short";
+        if (emulated(to)) {  // the source is 16 bits wide: its pattern as unsigned short
+          value("cast", std::string(from_bits(to)) + "(" + bit_cast(d_, ft, "unsigned short", x) + ")");
+        } else {
+          value("cast", bit_cast(d_, ft, T, x));
+        }
+        break;
+      }
+      case Op::DefineVar: c.name[u.get()] = u.arg_as<VarArg>().name; break;
+      case Op::DefineLocal:
+      case Op::Barrier:
+      case Op::Vectorize:
+      case Op::Gep: render_opt_uop(c, u); break;
       default:
         SLUICE_CHECK_IN(Error, "render", is_alu(u.op())) << "cannot render " << op_name(u.op());
-        value("alu", alu_expr(c, u));
+        value("alu", emulated(u.dtype()) && !exact_op(u.op())
+                         ? std::string(rounder(u.dtype())) + "(" + alu_expr(c, u) + ")"
+                         : alu_expr(c, u));
     }
   }
-  return wrap(k, c.out);
+  return wrap(k, vector_typedefs(*this, k) + c.out);
 }
 
 }  // namespace sluice::render

@@ -11,8 +11,8 @@
 // - Shifts by a negative amount or >= the width give 0 instead of UB.
 // - MAX propagates NaN; CMPLT/CMPNE are C's < and !=; WHERE is ?:; BITCAST goes through a union.
 // - Masked loads never read: `valid ? buf[idx] : 0`; masked stores are skipped.
-// Transcendentals (EXP2, LOG2, SIN, SQRT) call the dialect's math functions; GPU dialects without exact
-// ones will need polynomial fallbacks (as the reference design's transcendental rewrites).
+// Transcendentals (EXP2, LOG2, SIN, SQRT) call the dialect's math functions; where those are not accurate
+// (HIP), codegen has already replaced EXP2/LOG2/SIN by polynomials (core/codegen/transcendental.h).
 //
 // Rendering is a pure function of the kernel; a renderer is immutable and usable from any thread.
 // Failures: Error `[render] ...` for dtypes or ops the dialect cannot express.
@@ -35,12 +35,18 @@ struct Dialect {
   std::string barrier;                    // "__syncthreads();", "barrier(CLK_LOCAL_MEM_FENCE);"
   std::string shared_prefix;              // declares shared memory: "__shared__ ", "__local "
   std::vector<std::pair<Scalar, std::string>> type_names;  // overrides of DType::c_name ("_Bool")
-  bool native_half = false;                                // half arithmetic; otherwise unsupported for now
+  // half / bfloat16 arithmetic in the language (type_names gives the type). Otherwise emulated: buffers
+  // hold the IEEE bits as unsigned short, values are floats rounded to the 16-bit format after every op
+  // (round to nearest even, as core/ir/dtype.h), through the helpers of f16_helpers().
+  bool native_half = false;
   bool native_bf16 = false;
   std::string vector_ctor;      // "(float4)(" (OpenCL), "make_float4(" (CUDA): vectorized opts
   std::string float_fn_suffix;  // "f" where float math functions are suffixed (C: exp2f)
   std::string math_prefix;      // "__builtin_" to use the compiler's builtins without headers
-  std::string infinity, nan;    // float32 literals; the double versions add no suffix
+  std::string infinity, nan;    // float32 literals
+  std::string infinity64 = "__builtin_inf()", nan64 = "__builtin_nan(\"\")";  // float64 literals
+  std::string bit_cast;                          // "__builtin_bit_cast" (C++); empty: a union (C)
+  std::string helper_prefix = "static inline ";  // declares the emulation helpers ("__device__ " ...)
 };
 
 class CStyleRenderer : public Renderer {
@@ -50,8 +56,14 @@ class CStyleRenderer : public Renderer {
   const Dialect& dialect() const { return d_; }
   // The source of one kernel, defining a function named k.name.
   std::string render(const codegen::Kernel& k) const override;
-  // The element type's name in this dialect.
+  // The element type's name in this dialect (of a value: an emulated half is a float).
   std::string type(DType dt) const;
+  // The type a buffer of dt holds in memory: type(dt), or "unsigned short" for emulated half/bfloat16.
+  std::string storage_type(DType dt) const;
+  bool emulated(DType dt) const;  // half / bfloat16 without native arithmetic in this dialect
+  // Definitions of the emulation helpers (guarded, so a batch may repeat them), or "" when the kernel
+  // needs none. Dialects put this before the kernel.
+  std::string f16_helpers(const codegen::Kernel& k) const;
 
  protected:
   // The kernel's declaration, buffer bindings and the loop or id setup that surrounds `body` (already
