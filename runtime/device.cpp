@@ -5,7 +5,11 @@
 #include <mutex>
 
 #include "backends/cpu/device.h"
+#include "backends/cuda/device.h"
+#include "backends/hip/device.h"
 #include "backends/null/device.h"
+#include "backends/opencl/device.h"
+#include "backends/vulkan/device.h"
 #include "base/error.h"
 #include "runtime/device_name.h"
 #include "runtime/realize.h"
@@ -27,6 +31,10 @@ std::string always_present() { return ""; }
 constexpr Backend kBackends[] = {
     {"CPU", always_present, cpu::open_device, cpu::target},
     {"NULL", always_present, null::open_device, null::target},
+    {"CUDA", cuda::absent_reason, cuda::open_device, cuda::target},
+    {"HIP", hip::absent_reason, hip::open_device, hip::target},
+    {"CL", opencl::absent_reason, opencl::open_device, opencl::target},
+    {"VULKAN", vulkan::absent_reason, vulkan::open_device, vulkan::target},
 };
 const Backend* backend(const std::string& kind) {
   for (const Backend& b : kBackends)
@@ -104,8 +112,17 @@ Realizer& realizer(const std::string& name) {
   hcq::Device& dev = open_locked(r, name);
   std::string canon = canonical_device(name);
   auto it = r.realizers.find(canon);
-  if (it == r.realizers.end()) it = r.realizers.emplace(canon, new Realizer(dev, r.backend_of.at(&dev)->target(dev))).first;
+  if (it == r.realizers.end())
+    it = r.realizers.emplace(canon, new Realizer(dev, r.backend_of.at(&dev)->target(dev))).first;
   return *it->second;
+}
+
+std::vector<hcq::Device*> open_devices() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  std::vector<hcq::Device*> out;
+  for (const auto& [name, dev] : r.devices) out.push_back(dev);
+  return out;
 }
 
 }  // namespace sluice

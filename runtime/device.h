@@ -32,5 +32,7 @@ hcq::Device& open_device(const std::string& name);
 render::Target device_target(const std::string& name);
 // The Realizer of that device, created on first use (opens the device).
 Realizer& realizer(const std::string& name);
+// The devices opened so far (for the profiler and the benchmarks).
+std::vector<hcq::Device*> open_devices();
 
 }  // namespace sluice

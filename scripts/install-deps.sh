@@ -21,6 +21,7 @@ PACKAGES=(
   "vulkan:    vulkan-validationlayers spirv-tools"           # validation in tests, spirv-val
   "opencl:    ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"  # ICD loader + headers, PoCL (CPU driver)
   "hip:       libamdhip64-dev rocm-device-libs"              # HIP headers, amdgcn bitcode for clang -x hip
+  "hip:       clang-19 lld-19"                               # clang -x hip for gfx942 (LLVM >= 17), its linker
   "compare:   libopenblas-dev python3-torch"                 # benchmarks against OpenBLAS and PyTorch
 )
 

@@ -42,7 +42,7 @@ class Device final : public hcq::Device {
     p.device_name = std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " host threads";
     p.vendor = "host";
     p.memory_bytes = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-    p.bfloat16 = p.float16 = false;  // the CPU renderer has no half types yet
+    p.bfloat16 = p.float16 = true;  // emulated by the CPU renderer (16-bit storage, float arithmetic)
     return p;
   }
 

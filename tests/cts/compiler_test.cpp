@@ -56,10 +56,13 @@ TEST_P(CompilerTest, CompileManyRunsOneCompilerProcess) {
   auto c = entry().make_compiler(dir_);
   std::vector<std::string> srcs;
   for (int i = 0; i < 3; ++i)
-    srcs.push_back("void cts_many" + std::to_string(i) +
-                   "(void* const* bufs, const int* vars, const unsigned* launch, int core_id, int n_cores) {"
-                   " ((int*)bufs[0])[0] = " +
-                   std::to_string(10 + i) + "; }\n");
+    srcs.push_back(entry().store_kernel
+                       ? entry().store_kernel("cts_many" + std::to_string(i), 10 + i)
+                       : "void cts_many" + std::to_string(i) +
+                             "(void* const* bufs, const int* vars, const unsigned* launch, int core_id, int "
+                             "n_cores) {"
+                             " ((int*)bufs[0])[0] = " +
+                             std::to_string(10 + i) + "; }\n");
   std::vector<hcq::Binary> bins = c->compile_many(srcs);
   EXPECT_EQ(c->invocations(), 1u);
   EXPECT_EQ(c->compile_many(srcs).size(), 3u);

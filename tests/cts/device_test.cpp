@@ -29,6 +29,7 @@ TEST_P(DeviceLevelTest, QueueWaitsOnAnotherDevicesSignal) {
 
 TEST_P(DeviceLevelTest, HungKernelTimesOutFailsItsSignalsAndTheDeviceRecovers) {
   CTS_REQUIRE(Execution);
+  CTS_REQUIRE(HangRecovery);
   auto d = entry().open(2);  // a private device: this test resets a queue
   d->set_hang_timeout(50ms);
   Kernels ks = entry().load_kernels(*d);

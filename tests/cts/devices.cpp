@@ -4,10 +4,25 @@
 
 #include "backends/cpu/compiler.h"
 #include "backends/cpu/device.h"
+#include "backends/cuda/compiler.h"
+#include "backends/cuda/device.h"
+#include "backends/hip/compiler.h"
+#include "backends/hip/device.h"
 #include "backends/null/compiler.h"
 #include "backends/null/device.h"
+#include "backends/opencl/compiler.h"
+#include "backends/opencl/device.h"
+#include "backends/vulkan/device.h"
 
 namespace sluice::cts {
+
+Kernels load_spirv_kernels(hcq::Device& dev);  // kernels_vulkan.cpp
+Kernels load_cuda_kernels(hcq::Device& dev);   // kernels_cuda.cpp
+std::string cuda_arch();                       // of CUDA device 0, "" without one
+std::string cuda_store_kernel(const std::string& name, int value);
+Kernels load_hip_kernels(hcq::Device& dev);  // kernels_hip.cpp
+std::string hip_arch();                      // of HIP device 0, "" without one
+std::string hip_store_kernel(const std::string& name, int value);
 
 const std::vector<const DeviceEntry*>& device_entries() {
   static const DeviceEntry cpu{
@@ -16,6 +31,7 @@ const std::vector<const DeviceEntry*>& device_entries() {
       [](const std::filesystem::path& dir) { return cpu::make_compiler(dir); },
       {},
       load_c_kernels,
+      {},
   };
   static const DeviceEntry null{
       "NULL",
@@ -28,8 +44,90 @@ const std::vector<const DeviceEntry*>& device_entries() {
           {Feature::DiskCache, "NULL's compiler runs no process and caches nothing"},
       },
       load_c_kernels,
+      {},
   };
-  static const std::vector<const DeviceEntry*> entries = {&cpu, &null};
+  static const DeviceEntry vulkan{
+      "VULKAN",
+      [](int ordinal) {
+        // The suite runs with the Khronos validation layer (kernels_vulkan.cpp fails it on any error);
+        // SLUICE_VULKAN_VALIDATION=0 in the environment turns it off.
+        ::setenv("SLUICE_VULKAN_VALIDATION", "1", 0);
+        return vulkan::open_device(ordinal);
+      },
+      [](const std::filesystem::path&) -> std::unique_ptr<hcq::Compiler> { return nullptr; },
+      {
+          {Feature::DiskCache,
+           "the compiler tests feed C sources; VULKAN's compiler takes SPIR-V modules (its cache is hcq's, "
+           "keyed by device and driver)"},
+          {Feature::HangRecovery,
+           "Vulkan cannot cancel a dispatch: an abandoned kernel keeps the VkQueue (lavapipe has one) until "
+           "it ends, and the suite's spin kernel cannot read its host-pointer flag from SPIR-V "
+           "(kernels_vulkan.cpp)"},
+      },
+      load_spirv_kernels,
+      {},
+  };
+  static const DeviceEntry cl{
+      "CL",
+      // A machine with one OpenCL device opens it again for the tests that want a second device: a
+      // separate context and queues, so waits between them go through user events all the same.
+      [](int ordinal) {
+        try {
+          return opencl::open_device(ordinal);
+        } catch (const DeviceError&) {
+          if (ordinal == 0) throw;
+          return opencl::open_device(0);
+        }
+      },
+      [](const std::filesystem::path& dir) { return opencl::make_compiler(dir); },
+      {
+          {Feature::HangRecovery,
+           "OpenCL cannot stop a running kernel, and a driver's threads stay busy with it for good"},
+      },
+      load_opencl_kernels,
+      opencl_store_kernel,
+  };
+  // CUDA and HIP: a machine with one GPU opens it again for the tests that want a second device (its own
+  // streams and timeline over the same GPU).
+  static const DeviceEntry cuda{
+      "CUDA",
+      [](int ordinal) {
+        try {
+          return cuda::open_device(ordinal);
+        } catch (const hcq::Error&) {
+          if (ordinal == 0) throw;
+          return cuda::open_device(0);
+        }
+      },
+      [](const std::filesystem::path& dir) { return cuda::make_compiler(cuda_arch(), dir); },
+      {
+          {Feature::HangRecovery,
+           "a running CUDA kernel cannot be stopped, and the suite's spin kernel polls a pageable host flag "
+           "that a GPU without HMM faults on, which would end the shared context for every later test"},
+      },
+      load_cuda_kernels,
+      cuda_store_kernel,
+  };
+  static const DeviceEntry hip{
+      "HIP",
+      [](int ordinal) {
+        try {
+          return hip::open_device(ordinal);
+        } catch (const hcq::Error&) {
+          if (ordinal == 0) throw;
+          return hip::open_device(0);
+        }
+      },
+      [](const std::filesystem::path& dir) { return hip::make_compiler(hip_arch(), dir); },
+      {
+          {Feature::HangRecovery,
+           "a running HIP kernel cannot be stopped, and the suite's spin kernel polls a pageable host flag "
+           "that a GPU without HMM faults on, which would end the shared context for every later test"},
+      },
+      load_hip_kernels,
+      hip_store_kernel,
+  };
+  static const std::vector<const DeviceEntry*> entries = {&cpu, &null, &vulkan, &cl, &cuda, &hip};
   return entries;
 }
 

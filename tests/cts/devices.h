@@ -20,6 +20,7 @@ enum class Feature {
   Execution,      // kernels run and copies move bytes, so memory contents can be checked
   BlockingWaits,  // a queue's wait holds back the commands after it, and failures propagate through it
   DiskCache,      // the compiler runs a compiler process and caches binaries on disk
+  HangRecovery,   // a kernel that never returns is abandoned past the hang timeout; the device goes on
 };
 
 struct DeviceEntry {
@@ -30,6 +31,9 @@ struct DeviceEntry {
   std::map<Feature, std::string> unsupported;
   // The suite's kernels (the Kernels struct below) in the device's language, compiled and loaded.
   std::function<struct Kernels(hcq::Device&)> load_kernels;
+  // A kernel `name` in the device's language taking bufs {out} that stores `value` into out[0] (layout
+  // {1, 0}); unset: the CPU C ABI.
+  std::function<std::string(const std::string& name, int value)> store_kernel;
 };
 
 const std::vector<const DeviceEntry*>& device_entries();
@@ -44,7 +48,9 @@ struct Kernels {
   std::unique_ptr<hcq::Program> empty;  // does nothing
   std::unique_ptr<hcq::Program> spin;   // bufs {flag}: returns once *flag != 0
 };
-Kernels load_c_kernels(hcq::Device& dev);  // CPU C (backends/cpu/program.h ABI); NULL loads them too
+Kernels load_c_kernels(hcq::Device& dev);       // CPU C (backends/cpu/program.h ABI); NULL loads them too
+Kernels load_opencl_kernels(hcq::Device& dev);  // OpenCL C (kernels_opencl.cpp)
+std::string opencl_store_kernel(const std::string& name, int value);  // DeviceEntry::store_kernel
 
 // Base fixture: the device of the parameter, opened once per process and shared by every test.
 class DeviceTest : public testing::TestWithParam<const DeviceEntry*> {

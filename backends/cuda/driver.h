@@ -1,0 +1,187 @@
+#pragma once
+// The few CUDA driver API types and calls the CUDA backend uses, declared here (no cuda.h needed to
+// build), and the function table loaded from libcuda.so.1 at run time with dlopen, so one build runs
+// with or without a driver. The HIP backend fills the same table from libamdhip64 (backends/hip/driver.h):
+// the device, queues, allocator and programs of both backends are one implementation over this table.
+//
+// Symbols: the driver exports versioned entry points (cuMemAlloc_v2, cuStreamWriteValue64_v2, ...); the
+// loader takes the newest name it knows that the library has, which is what cuda.h's macros pick.
+// Optional entry points (stream memory operations, graphs) may be null: the device then falls back
+// (queue.h says how).
+//
+// Library: $SLUICE_CUDA_LIBRARY if set (a file name or path; tests point it at a missing name to see the
+// absent reason), else libcuda.so.1 from the loader's search path.
+//
+// Errors: calls go through SLUICE_DRV (bottom), which throws hcq::Error
+//   `[<function>] <device>: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of memory)`
+// naming the call and the driver's error name and string (cuGetErrorName / cuGetErrorString).
+//
+// Threading: the table is immutable once loaded; the driver's calls are thread-safe, but each thread
+// must make the device's context current first (make_current below).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hcq/error.h"
+#include "hcq/program.h"
+
+namespace sluice::cuda {
+
+// --- Driver types (ABI of cuda.h) ---
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphNode = struct CUgraphNode_st*;
+using CUgraphExec = struct CUgraphExec_st*;
+
+// CUDA_KERNEL_NODE_PARAMS_v2 (cuGraphAddKernelNode_v2 / cuGraphExecKernelNodeSetParams_v2).
+struct KernelNodeParams {
+  CUfunction func = nullptr;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+  void** params = nullptr;
+  void** extra = nullptr;
+  void* kern = nullptr;     // CUkernel: unused (func is set)
+  CUcontext ctx = nullptr;  // ignored when func is set
+};
+
+inline constexpr CUresult kSuccess = 0;
+inline constexpr CUresult kNotReady = 600;         // CUDA_ERROR_NOT_READY / hipErrorNotReady
+inline constexpr unsigned kHostAllocPortable = 1;  // CU_MEMHOSTALLOC_PORTABLE / hipHostMallocPortable
+inline constexpr unsigned kHostAllocMapped = 2;    // CU_MEMHOSTALLOC_DEVICEMAP / hipHostMallocMapped
+inline constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING / hipStreamNonBlocking
+inline constexpr unsigned kEventDefault = 0;       // timing enabled
+inline constexpr unsigned kWaitValueGeq = 0;       // CU_STREAM_WAIT_VALUE_GEQ / hipStreamWaitValueGte
+inline constexpr unsigned kWriteValueDefault = 0;  // CU_STREAM_WRITE_VALUE_DEFAULT (orders earlier writes)
+
+// Device attributes (CUdevice_attribute); HIP's table translates them.
+enum Attribute : int {
+  kMaxThreadsPerBlock = 1,
+  kMaxGridDimX = 5,
+  kMaxGridDimY = 6,
+  kMaxGridDimZ = 7,
+  kMaxSharedMemoryPerBlock = 8,
+  kComputeCapabilityMajor = 75,
+  kComputeCapabilityMinor = 76,
+  kCanUse64BitStreamMemOps = 122,  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+};
+
+// The function table. `api` names the driver in messages ("CUDA", "HIP").
+struct Driver {
+  std::string api;
+  std::string library;  // what was loaded
+  // The driver's name of a table field, for tables other than CUDA's (HIP); null: CUDA's names.
+  const char* (*name_of)(const char* field) = nullptr;
+  CUresult (*init)(unsigned flags) = nullptr;
+  CUresult (*driver_get_version)(int* version) = nullptr;
+  CUresult (*get_error_name)(CUresult, const char**) = nullptr;
+  CUresult (*get_error_string)(CUresult, const char**) = nullptr;
+  CUresult (*device_get_count)(int*) = nullptr;
+  CUresult (*device_get)(CUdevice*, int ordinal) = nullptr;
+  CUresult (*device_get_name)(char*, int len, CUdevice) = nullptr;
+  CUresult (*device_get_attribute)(int*, int attr, CUdevice) = nullptr;
+  CUresult (*device_total_mem)(size_t*, CUdevice) = nullptr;
+  CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*primary_ctx_release)(CUdevice) = nullptr;
+  CUresult (*ctx_set_current)(CUcontext) = nullptr;
+  CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*mem_free)(CUdeviceptr) = nullptr;
+  CUresult (*mem_host_alloc)(void**, size_t, unsigned flags) = nullptr;
+  CUresult (*mem_free_host)(void*) = nullptr;
+  CUresult (*mem_host_get_device_pointer)(CUdeviceptr*, void*, unsigned flags) = nullptr;
+  CUresult (*memcpy_async)(CUdeviceptr dst, CUdeviceptr src, size_t,
+                           CUstream) = nullptr;  // unified addresses
+  CUresult (*stream_create)(CUstream*, unsigned flags) = nullptr;
+  CUresult (*stream_destroy)(CUstream) = nullptr;
+  CUresult (*stream_synchronize)(CUstream) = nullptr;
+  CUresult (*stream_wait_event)(CUstream, CUevent, unsigned flags) = nullptr;
+  CUresult (*stream_write_value64)(CUstream, CUdeviceptr, uint64_t, unsigned flags) = nullptr;  // optional
+  CUresult (*stream_wait_value64)(CUstream, CUdeviceptr, uint64_t, unsigned flags) = nullptr;   // optional
+  CUresult (*event_create)(CUevent*, unsigned flags) = nullptr;
+  CUresult (*event_destroy)(CUevent) = nullptr;
+  CUresult (*event_record)(CUevent, CUstream) = nullptr;
+  CUresult (*event_query)(CUevent) = nullptr;
+  CUresult (*event_synchronize)(CUevent) = nullptr;
+  CUresult (*event_elapsed_time)(float* ms, CUevent start, CUevent end) = nullptr;
+  CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
+  CUresult (*module_unload)(CUmodule) = nullptr;
+  CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*launch_kernel)(CUfunction, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned shared_bytes, CUstream, void** params,
+                            void** extra) = nullptr;
+  // Graphs (optional: all or none).
+  CUresult (*graph_create)(CUgraph*, unsigned flags) = nullptr;
+  CUresult (*graph_destroy)(CUgraph) = nullptr;
+  CUresult (*graph_add_kernel_node)(CUgraphNode*, CUgraph, const CUgraphNode* deps, size_t ndeps,
+                                    const KernelNodeParams*) = nullptr;
+  CUresult (*graph_instantiate)(CUgraphExec*, CUgraph, unsigned long long flags) = nullptr;
+  CUresult (*graph_exec_destroy)(CUgraphExec) = nullptr;
+  CUresult (*graph_exec_kernel_node_set_params)(CUgraphExec, CUgraphNode, const KernelNodeParams*) = nullptr;
+  CUresult (*graph_launch)(CUgraphExec, CUstream) = nullptr;
+
+  bool has_graphs() const {
+    return graph_create && graph_add_kernel_node && graph_instantiate && graph_launch &&
+           graph_exec_kernel_node_set_params && graph_exec_destroy && graph_destroy;
+  }
+  bool has_stream_mem_ops() const { return stream_write_value64 && stream_wait_value64; }
+
+  // "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for table field "mem_alloc", from the driver's
+  // own names of the call and the error.
+  std::string error(const char* field, CUresult r) const;
+  // The driver's name of a table field: "mem_alloc" -> "cuMemAlloc" (CUDA) or "hipMalloc" (HIP).
+  const char* call_name(const char* field) const;
+};
+
+// "<call>: <name> (<description>)"; a null name prints the number ("error 999"); a null, empty or
+// name-repeating description is left out. Pure: for unit tests and for drivers whose name lookup failed.
+std::string format_error(const char* call, CUresult r, const char* name, const char* description);
+
+// The CUDA table, loaded once per process. Null, with *why set ("libcuda.so.1 not found: <dlerror>",
+// "libcuda.so.1 lacks cuInit", "cuInit failed: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is
+// detected)", "no CUDA device"), when no CUDA device can be used. cuInit has run on success.
+const Driver* cuda_driver(std::string* why);
+// Loads the table from `library` without caching (tests; cuda_driver uses it). Returns "" or the reason.
+std::string load_cuda_driver(const std::string& library, Driver& out);
+
+// Makes the device's context current on the calling thread (cheap when it already is).
+void make_current(const Driver& drv, CUcontext ctx);
+
+// cuLaunchKernel's kernelParams for a kernel `(T0* data0, ..., int var0, ...)` (renderers/cuda.h,
+// renderers/hip.h): one 8-byte slot per argument holding the buffer's device address or, in its first
+// four bytes, the int; params[i] points at slot i. The pointers refer into `slots`: a KernelParams is
+// neither copied nor moved once params() was taken.
+class KernelParams {
+ public:
+  KernelParams() = default;
+  KernelParams(const KernelParams&) = delete;
+  KernelParams& operator=(const KernelParams&) = delete;
+  void pack(const uint64_t* bufs, uint32_t nbufs, const int32_t* vars, uint32_t nvars);
+  void pack(const hcq::KernelArgs& a) {
+    pack(a.bufs.data(), uint32_t(a.bufs.size()), a.vars.data(), uint32_t(a.vars.size()));
+  }
+  void** params() { return ptrs_.empty() ? nullptr : ptrs_.data(); }
+  const std::vector<uint64_t>& slots() const { return slots_; }
+
+ private:
+  std::vector<uint64_t> slots_;
+  std::vector<void*> ptrs_;
+};
+
+}  // namespace sluice::cuda
+
+// Calls drv.field(args...) and throws hcq::Error on failure, naming the driver's call and its error:
+//   SLUICE_DRV("alloc", name(), drv, mem_alloc, &p, n);
+//   // [alloc] CUDA:0: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of memory)
+#define SLUICE_DRV(func, who, drv, field, ...)                                             \
+  do {                                                                                     \
+    ::sluice::cuda::CUresult r_ = (drv).field(__VA_ARGS__);                                \
+    if (r_ != ::sluice::cuda::kSuccess)                                                    \
+      SLUICE_FAIL(::sluice::hcq::Error, func) << (who) << ": " << (drv).error(#field, r_); \
+  } while (0)

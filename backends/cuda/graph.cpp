@@ -1,0 +1,121 @@
+#include "backends/cuda/graph.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cuda/program.h"
+#include "hcq/queue.h"
+
+namespace sluice::cuda {
+namespace {
+
+namespace pk = hcq::packet;
+
+// Calls f(ExecView, vars) for each Exec packet.
+template <class F>
+void for_each_exec(std::span<const uint64_t> words, F&& f) {
+  std::vector<int32_t> vars;
+  for (size_t i = 0; i < words.size(); i += pk::words(words[i])) {
+    if (pk::op(words[i]) != pk::Exec) continue;
+    pk::ExecView e(&words[i]);
+    vars.resize(e.nvars);
+    for (uint32_t v = 0; v < e.nvars; ++v) vars[v] = e.var(v);
+    f(e, vars);
+  }
+}
+
+void fill(KernelNodeParams& p, const pk::ExecView& e, KernelParams& args, const std::vector<int32_t>& vars) {
+  args.pack(e.bufs, e.nbufs, vars.data(), e.nvars);
+  p.func = function(*e.program);
+  p.grid[0] = e.global.x, p.grid[1] = e.global.y, p.grid[2] = e.global.z;
+  p.block[0] = e.local.x, p.block[1] = e.local.y, p.block[2] = e.local.z;
+  p.params = args.params();
+}
+
+}  // namespace
+
+GraphCache::~GraphCache() {
+  for (auto& [key, e] : entries_) destroy(e);
+}
+
+bool GraphCache::eligible(std::span<const uint64_t> words) {
+  int execs = 0;
+  for (size_t i = 0; i < words.size(); i += pk::words(words[i])) {
+    uint8_t op = pk::op(words[i]);
+    if (op == pk::Exec) {
+      ++execs;
+    } else if (op != pk::Barrier) {
+      return false;
+    }
+  }
+  return execs >= 2;
+}
+
+void GraphCache::destroy(Entry& e) {
+  if (e.exec) drv_.graph_exec_destroy(e.exec);
+  if (e.graph) drv_.graph_destroy(e.graph);
+  e = {};
+}
+
+GraphCache::Entry GraphCache::build(std::span<const uint64_t> words) {
+  Entry e;
+  SLUICE_DRV("replay", device_, drv_, graph_create, &e.graph, 0);
+  try {
+    for_each_exec(words, [&](const pk::ExecView& x, const std::vector<int32_t>& vars) {
+      KernelNodeParams p;
+      KernelParams args;
+      fill(p, x, args, vars);
+      Node n;
+      const CUgraphNode* dep = e.nodes.empty() ? nullptr : &e.nodes.back().node;
+      SLUICE_DRV("replay", device_, drv_, graph_add_kernel_node, &n.node, e.graph, dep, dep ? 1 : 0, &p);
+      std::copy(p.grid, p.grid + 3, n.grid);
+      std::copy(p.block, p.block + 3, n.block);
+      n.slots = args.slots();
+      e.nodes.push_back(std::move(n));
+    });
+    SLUICE_DRV("replay", device_, drv_, graph_instantiate, &e.exec, e.graph, 0);
+  } catch (...) {
+    destroy(e);
+    throw;
+  }
+  return e;
+}
+
+void GraphCache::launch(std::span<const uint64_t> words, CUstream stream) {
+  // Keyed by the functions, not the Program objects: a program loaded at a freed program's address is
+  // another kernel, and a node's function cannot be changed after instantiation.
+  std::vector<const void*> key;
+  for_each_exec(words, [&](const pk::ExecView& x, const std::vector<int32_t>&) {
+    key.push_back(function(*x.program));
+  });
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    if (entries_.size() >= kMaxEntries) {
+      // A graph may still be running: cuGraphExecDestroy defers the release until it completes.
+      destroy(entries_.at(order_.front()));
+      entries_.erase(order_.front());
+      order_.erase(order_.begin());
+    }
+    it = entries_.emplace(key, build(words)).first;
+    order_.push_back(key);
+  } else {
+    size_t i = 0;
+    for_each_exec(words, [&](const pk::ExecView& x, const std::vector<int32_t>& vars) {
+      Node& n = it->second.nodes[i++];
+      KernelNodeParams p;
+      KernelParams args;
+      fill(p, x, args, vars);
+      // Unchanged nodes cost nothing: a replay that patches one argument updates one node.
+      if (std::equal(p.grid, p.grid + 3, n.grid) && std::equal(p.block, p.block + 3, n.block) &&
+          args.slots() == n.slots)
+        return;
+      SLUICE_DRV("replay", device_, drv_, graph_exec_kernel_node_set_params, it->second.exec, n.node, &p);
+      std::copy(p.grid, p.grid + 3, n.grid);
+      std::copy(p.block, p.block + 3, n.block);
+      n.slots = args.slots();
+    });
+  }
+  SLUICE_DRV("replay", device_, drv_, graph_launch, it->second.exec, stream);
+}
+
+}  // namespace sluice::cuda

@@ -1,0 +1,58 @@
+#pragma once
+// Submissions replayed as CUDA (HIP) graphs. hcq::Graph (hcq/graph.h) records a fixed list of kernels
+// into one queue and resubmits it with patched arguments; the device recognises such a submission (only
+// kernels and barriers, at least two kernels) and launches it as one driver graph: built and
+// instantiated the first time its sequence of kernel functions is seen, then replayed with cuGraphLaunch
+// after cuGraphExecKernelNodeSetParams updates the nodes whose launch sizes or arguments changed since the
+// last replay. Launching a graph costs one driver call instead of one per kernel.
+//
+// Nodes form a chain (a stream runs a submission's kernels in order, so the chain is what the barriers
+// and the in-order queue promise). A parameter update affects only later launches, never one in flight.
+//
+// Threading: not thread-safe; the device calls it under its submission lock. Failures: hcq::Error
+// naming the driver call.
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/driver.h"
+
+namespace sluice::cuda {
+
+class GraphCache {
+ public:
+  GraphCache(const Driver& drv, std::string device) : drv_(drv), device_(std::move(device)) {}
+  ~GraphCache();
+  GraphCache(const GraphCache&) = delete;
+  GraphCache& operator=(const GraphCache&) = delete;
+
+  // Whether `words` (a submission's packets, hcq/queue.h) can run as a graph.
+  static bool eligible(std::span<const uint64_t> words);
+  // Launches an eligible submission on `stream`.
+  void launch(std::span<const uint64_t> words, CUstream stream);
+
+ private:
+  struct Node {
+    CUgraphNode node = nullptr;
+    unsigned grid[3], block[3];
+    std::vector<uint64_t> slots;  // the arguments of the last launch
+  };
+  struct Entry {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    std::vector<Node> nodes;
+  };
+  static constexpr size_t kMaxEntries = 256;  // beyond this the oldest graphs are dropped
+
+  Entry build(std::span<const uint64_t> words);
+  void destroy(Entry& e);
+
+  const Driver& drv_;
+  std::string device_;
+  std::map<std::vector<const void*>, Entry> entries_;  // keyed by the sequence of kernel functions
+  std::vector<std::vector<const void*>> order_;        // keys, oldest first
+};
+
+}  // namespace sluice::cuda

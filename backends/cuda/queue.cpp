@@ -1,0 +1,617 @@
+#include "backends/cuda/queue.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "backends/cuda/allocator.h"
+#include "backends/cuda/graph.h"
+#include "backends/cuda/program.h"
+#include "hcq/error.h"
+
+namespace sluice::cuda {
+namespace {
+
+namespace pk = hcq::packet;
+using hcq::Signal;
+
+constexpr int kCompute = 0, kCopy = 1;
+const char* const kQueueNames[2] = {"compute:0", "copy:0"};
+// The completion thread spins this long after its last progress (a kernel round trip is microseconds),
+// then sleeps for growing intervals up to kMaxSleep (submit wakes it at once).
+constexpr auto kSpin = std::chrono::microseconds(200);
+constexpr auto kMaxSleep = std::chrono::microseconds(1000);
+// Event times are float milliseconds from the calibration event: moving the calibration forward every
+// second keeps them at sub-microsecond resolution.
+constexpr uint64_t kRebaseNs = 1'000'000'000;
+
+double ms(uint64_t ns) { return double(ns) / 1e6; }
+
+// 8-byte words of pinned, device-mapped host memory: what a stream writes and awaits for a signal.
+class WordPool {
+ public:
+  struct Word {
+    uint64_t* host = nullptr;
+    CUdeviceptr dev = 0;
+  };
+  WordPool(const Driver& drv, std::string who) : drv_(drv), who_(std::move(who)) {}
+  ~WordPool() {
+    for (void* c : chunks_) drv_.mem_free_host(c);
+  }
+  Word get() {
+    if (free_.empty()) grow();
+    Word w = free_.back();
+    free_.pop_back();
+    *reinterpret_cast<volatile uint64_t*>(w.host) = 0;
+    return w;
+  }
+  void put(Word w) { free_.push_back(w); }
+
+ private:
+  static constexpr size_t kChunk = 4096;
+  void grow() {
+    void* p = nullptr;
+    SLUICE_DRV("submit", who_, drv_, mem_host_alloc, &p, kChunk, kHostAllocPortable | kHostAllocMapped);
+    CUdeviceptr d = 0;
+    if (CUresult r = drv_.mem_host_get_device_pointer(&d, p, 0); r != kSuccess) {
+      drv_.mem_free_host(p);
+      SLUICE_FAIL(hcq::Error, "submit") << who_ << ": " << drv_.error("mem_host_get_device_pointer", r);
+    }
+    chunks_.push_back(p);
+    for (size_t i = 0; i < kChunk / 8; ++i) free_.push_back({static_cast<uint64_t*>(p) + i, d + 8 * i});
+  }
+  const Driver& drv_;
+  std::string who_;
+  std::vector<void*> chunks_;
+  std::vector<Word> free_;
+};
+
+// One submission, from submit to retirement.
+struct Submission {
+  uint64_t value = 0;  // its timeline value
+  uint64_t submitted_ns = 0;
+  std::vector<uint64_t> words;  // its packets, until enqueued
+  struct Write {
+    Signal* s;
+    uint64_t v;
+    CUevent ev;
+  };
+  struct Stamp {
+    Signal* s;
+    CUevent ev;
+  };
+  struct Timed {
+    std::string name;
+    uint64_t bytes;
+    CUevent start, end;
+  };
+  std::vector<Write> writes;
+  std::vector<Stamp> stamps;
+  std::vector<Timed> timed;
+  std::vector<Signal*> word_waits;  // signals whose device word a stream wait of this submission reads
+  CUevent end = nullptr;            // recorded after its last command; null: nothing to wait for
+  bool end_shared = false;          // end is the event of its last signal or timestamp
+  std::string kernel;               // its first kernel, for stall and fault messages
+  std::string error;                // non-empty: skipped or failed; its signals fail with this
+};
+using SubmissionPtr = std::unique_ptr<Submission>;
+
+// A signal that this device's streams write: the largest value written, the event after that write,
+// its device word, and how many in-flight writes and stream waits use the entry.
+struct Producer {
+  uint64_t max = 0;
+  CUevent event = nullptr;
+  WordPool::Word word;
+  bool has_word = false, leaked = false;
+  int writes = 0, waits = 0;
+};
+
+struct Queue {
+  CUstream stream = nullptr;
+  std::deque<SubmissionPtr> held;      // waiting on the host for a wait to be met, oldest first
+  std::deque<SubmissionPtr> inflight;  // on the stream, oldest first
+  uint64_t front_since = 0;            // host time the oldest in-flight submission became the oldest
+};
+
+// Calls f(op, packet) for each packet.
+template <class F>
+void for_each_packet(std::span<const uint64_t> words, F&& f) {
+  for (size_t i = 0; i < words.size(); i += pk::words(words[i])) f(pk::op(words[i]), &words[i]);
+}
+
+class Device final : public hcq::Device {
+ public:
+  Device(DeviceSpec spec, CUcontext ctx)
+      : hcq::Device(spec.name, 1, 1),
+        drv_(*spec.drv),
+        cudev_(spec.device),
+        ctx_(ctx),
+        props_(std::move(spec.props)),
+        words_(std::make_unique<WordPool>(drv_, spec.name)),
+        graphs_(std::make_unique<GraphCache>(drv_, spec.name)) {
+    make_current(drv_, ctx_);
+    int memops = 0;
+    if (drv_.has_stream_mem_ops() &&
+        drv_.device_get_attribute(&memops, kCanUse64BitStreamMemOps, cudev_) != kSuccess)
+      memops = 0;
+    memops_ = memops != 0;
+    for (Queue& q : queues_)
+      SLUICE_DRV("open_device", name(), drv_, stream_create, &q.stream, kStreamNonBlocking);
+    // The calibration event: its host time is taken right after the host saw it complete.
+    base_ev_ = event();
+    SLUICE_DRV("open_device", name(), drv_, event_record, base_ev_, queues_[kCompute].stream);
+    SLUICE_DRV("open_device", name(), drv_, event_synchronize, base_ev_);
+    base_host_ = hcq::now_ns();
+    allocator_ = make_allocator(*this, drv_, ctx_);
+    compiler_ = spec.make_compiler();
+    thread_ = std::thread([this] { run(); });
+  }
+
+  ~Device() override {
+    try {
+      synchronize();
+    } catch (const hcq::Error&) {  // a fault or a hang: nothing left to wait for
+    }
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    make_current(drv_, ctx_);
+    allocator_.reset();  // before the context goes
+    for (Queue& q : queues_) drv_.stream_destroy(q.stream);
+    for (CUevent e : pool_) drv_.event_destroy(e);
+    drv_.event_destroy(base_ev_);
+    graphs_.reset();  // driver objects go while their context is alive
+    words_.reset();
+    drv_.primary_ctx_release(cudev_);
+  }
+
+  bool memops() const { return memops_; }
+
+  std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary& binary,
+                                             hcq::KernelLayout layout) override {
+    return cuda::load_program(*this, drv_, ctx_, name, binary, layout);
+  }
+
+  hcq::Properties properties() const override { return props_; }
+
+  std::string explain_stall(const Signal&, uint64_t) override {
+    std::lock_guard lk(mu_);
+    std::ostringstream os;
+    const uint64_t now = hcq::now_ns(), hang = uint64_t(hang_timeout().count());
+    for (int k : {kCompute, kCopy}) {
+      Queue& q = queues_[k];
+      if (k != kCompute) os << "; ";
+      if (!q.inflight.empty()) {
+        const Submission& s = *q.inflight.front();
+        uint64_t ran = now > q.front_since ? now - q.front_since : 0;
+        if (!s.kernel.empty()) {
+          os << "kernel '" << s.kernel << "' on " << kQueueNames[k] << " has run for " << ms(ran) << " ms";
+        } else {
+          os << kQueueNames[k] << " has run submission " << s.value << " for " << ms(ran) << " ms";
+        }
+        if (ran > hang && !s.kernel.empty()) {
+          std::ostringstream msg;
+          msg << "[wait] " << name() << ": kernel '" << s.kernel << "' on " << kQueueNames[k]
+              << " did not finish: it ran for " << ms(ran) << " ms, past the hang timeout of " << ms(hang)
+              << " ms, and its queue was reset";
+          reset_queue(k, msg.str());
+          os << ", past the hang timeout of " << ms(hang)
+             << " ms: the queue was reset and its pending work failed";
+        }
+      } else if (!q.held.empty()) {
+        os << kQueueNames[k] << " holds submission " << q.held.front()->value << " until "
+           << blocking_wait(*q.held.front());
+      } else {
+        os << kQueueNames[k] << " is idle";
+      }
+    }
+    return os.str();
+  }
+
+ protected:
+  uint64_t do_submit(const hcq::HwQueue& hq) override {
+    int k = hq.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
+    auto s = std::make_unique<Submission>();
+    s->submitted_ns = hcq::now_ns();
+    s->words.assign(hq.packets().begin(), hq.packets().end());
+    std::unique_lock lk(mu_);
+    const uint64_t v = s->value = next_timeline_value();
+    Queue& q = queues_[k];
+    if (!fault_.empty()) {
+      s->error = fault_;
+      push_inflight(q, std::move(s));
+    } else if (q.held.empty() && ready(*s)) {
+      enqueue(k, std::move(s));
+    } else {
+      q.held.push_back(std::move(s));
+    }
+    lk.unlock();
+    cv_.notify_one();
+    return v;
+  }
+
+ private:
+  CUevent event() {
+    if (pool_.empty()) {
+      CUevent e = nullptr;
+      SLUICE_DRV("submit", name(), drv_, event_create, &e, kEventDefault);
+      return e;
+    }
+    CUevent e = pool_.back();
+    pool_.pop_back();
+    return e;
+  }
+  CUevent record(CUstream stream) {
+    CUevent e = event();
+    if (CUresult r = drv_.event_record(e, stream); r != kSuccess) {
+      pool_.push_back(e);
+      SLUICE_FAIL(hcq::Error, "submit") << name() << ": " << drv_.error("event_record", r);
+    }
+    return e;
+  }
+
+  // Whether a stream could run s's waits now: each is met, failed, or has a pending write on one of this
+  // device's streams (or earlier in s itself) that the stream can await.
+  bool ready(const Submission& s) const {
+    std::unordered_map<const Signal*, uint64_t> own;  // s's own writes so far
+    bool ok = true;
+    for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
+      if (op == pk::Signal) {
+        const Signal* sig = pk::ptr<const Signal>(p[1]);
+        own[sig] = std::max(own[sig], p[2]);
+      } else if (op == pk::Wait && ok) {
+        const Signal* sig = pk::ptr<const Signal>(p[1]);
+        auto pr = producers_.find(sig);
+        auto o = own.find(sig);
+        ok = sig->failed() || sig->value() >= p[2] || (pr != producers_.end() && pr->second.max >= p[2]) ||
+             (o != own.end() && o->second >= p[2]);
+      }
+    });
+    return ok;
+  }
+  std::string blocking_wait(const Submission& s) const {
+    std::string out;
+    for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
+      if (op != pk::Wait || !out.empty()) return;
+      const Signal* sig = pk::ptr<const Signal>(p[1]);
+      if (!(sig->failed() || sig->value() >= p[2]))
+        out = "signal '" + sig->name() + "' reaches " + std::to_string(p[2]) + " (value " +
+              std::to_string(sig->value()) + ")";
+    });
+    return out.empty() ? "its waits are met" : out;
+  }
+
+  void push_inflight(Queue& q, SubmissionPtr s) {
+    if (q.inflight.empty()) q.front_since = hcq::now_ns();
+    if (s->error.empty()) {  // a failed submission keeps its packets: retire fails the signals they name
+      s->words.clear();
+      s->words.shrink_to_fit();
+    }
+    q.inflight.push_back(std::move(s));
+  }
+
+  // Puts a ready submission on its stream (or skips it when a wait failed).
+  void enqueue(int k, SubmissionPtr s) {
+    Queue& q = queues_[k];
+    for_each_packet(s->words, [&](uint8_t op, const uint64_t* p) {
+      if (op != pk::Wait || !s->error.empty()) return;
+      const Signal* sig = pk::ptr<const Signal>(p[1]);
+      if (sig->failed()) s->error = sig->error();
+    });
+    if (s->error.empty()) {
+      try {
+        make_current(drv_, ctx_);
+        encode(q, *s);
+      } catch (const hcq::Error& e) {
+        s->error = e.what();  // the part already on the stream runs; the submission's signals fail
+      }
+    }
+    push_inflight(q, std::move(s));
+  }
+
+  void encode(Queue& q, Submission& s) {
+    if (!profiling() && drv_.has_graphs() && GraphCache::eligible(s.words)) {
+      graphs_->launch(s.words, q.stream);
+      for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
+        if (op == pk::Exec && s.kernel.empty()) s.kernel = pk::ExecView(p).program->name();
+      });
+      s.end = record(q.stream);
+      return;
+    }
+    std::vector<int32_t> vars;
+    KernelParams args;
+    CUevent last = nullptr;  // the event recorded by the last command, if that command recorded one
+    for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
+      if (op != pk::Barrier) last = nullptr;
+      switch (op) {
+        case pk::Wait: {
+          Signal* sig = pk::ptr<Signal>(p[1]);
+          if (sig->value() >= p[2]) break;
+          Producer& pr = producers_.at(sig);  // ready() saw it
+          if (pr.has_word) {
+            SLUICE_DRV("submit", name(), drv_, stream_wait_value64, q.stream, pr.word.dev, p[2],
+                       kWaitValueGeq);
+            ++pr.waits;
+            s.word_waits.push_back(sig);
+          } else {
+            SLUICE_DRV("submit", name(), drv_, stream_wait_event, q.stream, pr.event, 0);
+          }
+          break;
+        }
+        case pk::Signal: {
+          Signal* sig = pk::ptr<Signal>(p[1]);
+          Producer& pr = producers_[sig];
+          if (memops_ && !pr.has_word) {
+            pr.word = words_->get();
+            pr.has_word = true;
+          }
+          // A smaller value than one already written would only move the word back.
+          if (pr.has_word && p[2] > pr.max)
+            SLUICE_DRV("submit", name(), drv_, stream_write_value64, q.stream, pr.word.dev, p[2],
+                       kWriteValueDefault);
+          // The event follows the word's write: once it completed, the word may be reused.
+          CUevent ev = record(q.stream);
+          ++pr.writes;
+          s.writes.push_back({sig, p[2], ev});
+          if (p[2] >= pr.max) pr.max = p[2], pr.event = ev;
+          last = ev;
+          break;
+        }
+        case pk::Timestamp:
+          s.stamps.push_back({pk::ptr<Signal>(p[1]), record(q.stream)});
+          last = s.stamps.back().ev;
+          break;
+        case pk::Exec: {
+          pk::ExecView e(p);
+          vars.resize(e.nvars);
+          for (uint32_t i = 0; i < e.nvars; ++i) vars[i] = e.var(i);
+          args.pack(e.bufs, e.nbufs, vars.data(), e.nvars);
+          if (s.kernel.empty()) s.kernel = e.program->name();
+          CUevent start = profiling() ? record(q.stream) : nullptr;
+          SLUICE_DRV("exec", name(), drv_, launch_kernel, function(*e.program), e.global.x, e.global.y,
+                     e.global.z, e.local.x, e.local.y, e.local.z, 0, q.stream, args.params(), nullptr);
+          if (start) s.timed.push_back({e.program->name(), 0, start, record(q.stream)});
+          break;
+        }
+        case pk::Copy: {
+          CUevent start = profiling() ? record(q.stream) : nullptr;
+          SLUICE_DRV("copy", name(), drv_, memcpy_async, p[1], p[2], p[3], q.stream);
+          if (start) s.timed.push_back({"copy", p[3], start, record(q.stream)});
+          break;
+        }
+        default: break;  // Barrier: a stream already runs its commands in order
+      }
+    });
+    // A submission that ends in a signal (the usual exec + signal) needs no event of its own.
+    s.end_shared = last != nullptr;
+    s.end = last ? last : record(q.stream);
+  }
+
+  // Host-clock time of a completed event of submission s.
+  uint64_t host_ns(CUevent ev, const Submission& s) const {
+    const uint64_t now = hcq::now_ns();
+    float t = 0;
+    uint64_t at = now;
+    if (drv_.event_elapsed_time(&t, base_ev_, ev) == kSuccess)
+      at = uint64_t(std::max<int64_t>(0, int64_t(base_host_) + int64_t(double(t) * 1e6)));
+    return std::clamp(at, std::min(s.submitted_ns, now), now);
+  }
+
+  void release_producer(Signal* sig, bool write) {
+    auto it = producers_.find(sig);
+    if (it == producers_.end()) return;
+    Producer& pr = it->second;
+    --(write ? pr.writes : pr.waits);
+    if (pr.writes > 0 || pr.waits > 0) return;
+    if (pr.has_word && !pr.leaked) words_->put(pr.word);
+    producers_.erase(it);
+  }
+
+  void retire(int k, Submission& s) {
+    if (!s.error.empty()) {
+      for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
+        if (op == pk::Signal) pk::ptr<Signal>(p[1])->fail(s.error);
+      });
+    } else {
+      for (auto& st : s.stamps) st.s->device_timestamp(host_ns(st.ev, s));
+      for (auto& w : s.writes) w.s->device_write(w.v, host_ns(w.ev, s));
+      for (auto& t : s.timed)
+        add_profile({name(), kQueueNames[k], t.name, host_ns(t.start, s), host_ns(t.end, s), t.bytes});
+    }
+    // Now and then the calibration moves to this submission's end, so event times stay small floats.
+    CUevent keep = nullptr;
+    if (s.end && s.error.empty() && hcq::now_ns() - base_host_ > kRebaseNs) {
+      uint64_t t = host_ns(s.end, s);
+      pool_.push_back(base_ev_);
+      base_ev_ = keep = s.end, base_host_ = t;
+    }
+    auto recycle = [&](CUevent e) {
+      if (e != keep) pool_.push_back(e);
+    };
+    for (auto& w : s.writes) release_producer(w.s, true), recycle(w.ev);
+    for (Signal* sig : s.word_waits) release_producer(sig, false);
+    for (auto& st : s.stamps) recycle(st.ev);
+    for (auto& t : s.timed) recycle(t.start), recycle(t.end);
+    if (s.end && !s.end_shared) recycle(s.end);
+    done_.insert(s.value);
+  }
+
+  // Fails a submission that will never retire normally (hang, fault). Its events may still complete on
+  // the GPU: they are destroyed, never reused, and its device words are never reused either.
+  void abandon(Submission& s, const std::string& msg) {
+    for (auto& w : s.writes) {
+      w.s->fail(msg);
+      if (auto it = producers_.find(w.s); it != producers_.end()) it->second.leaked = true;
+      release_producer(w.s, true);
+      drv_.event_destroy(w.ev);
+    }
+    for (Signal* sig : s.word_waits) {
+      if (auto it = producers_.find(sig); it != producers_.end()) it->second.leaked = true;
+      release_producer(sig, false);
+    }
+    for (auto& st : s.stamps) drv_.event_destroy(st.ev);
+    for (auto& t : s.timed) drv_.event_destroy(t.start), drv_.event_destroy(t.end);
+    if (s.end && !s.end_shared) drv_.event_destroy(s.end);
+    for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {  // a held submission's signals
+      if (op == pk::Signal) pk::ptr<Signal>(p[1])->fail(msg);
+    });
+    done_.insert(s.value);
+  }
+
+  // Under mu_: drops queue k's work, failing it with msg, and gives the queue a fresh stream.
+  void reset_queue(int k, const std::string& msg) {
+    Queue& q = queues_[k];
+    for (auto& s : q.inflight) abandon(*s, msg);
+    for (auto& s : q.held) abandon(*s, msg);
+    q.inflight.clear();
+    q.held.clear();
+    // The old stream still holds the running kernel. It is left alone, not destroyed: some drivers
+    // block in stream destruction until the stream's work is done, which may be never.
+    CUstream fresh = nullptr;
+    if (drv_.stream_create(&fresh, kStreamNonBlocking) == kSuccess) q.stream = fresh;
+    replace_timeline(msg);
+    publish();
+  }
+
+  void on_fault(int k, const Submission& s, CUresult r) {
+    std::ostringstream m;
+    m << "[exec] " << name() << ": kernel fault in submission " << s.value;
+    if (!s.kernel.empty()) m << " (kernel '" << s.kernel << "' on " << kQueueNames[k] << ")";
+    m << ": " << drv_.error("event_query", r);
+    fault_ = m.str();
+    for (Queue& q : queues_) {
+      for (auto& x : q.inflight) abandon(*x, fault_);
+      for (auto& x : q.held) abandon(*x, fault_);
+      q.inflight.clear();
+      q.held.clear();
+    }
+    replace_timeline(fault_);
+    publish();
+  }
+
+  void publish() {
+    uint64_t before = published_;
+    while (!done_.empty() && *done_.begin() <= published_ + 1) {
+      published_ = std::max(published_, *done_.begin());
+      done_.erase(done_.begin());
+    }
+    if (published_ > before) timeline().device_write(published_, hcq::now_ns());
+  }
+
+  // One pass over the queues, under mu_: starts held submissions whose waits are met, retires finished
+  // ones. Returns whether anything happened.
+  bool step() {
+    bool progress = false;
+    for (int k : {kCompute, kCopy}) {
+      Queue& q = queues_[k];
+      while (!q.held.empty() && ready(*q.held.front())) {
+        SubmissionPtr s = std::move(q.held.front());
+        q.held.pop_front();
+        enqueue(k, std::move(s));
+        progress = true;
+      }
+      while (!q.inflight.empty()) {
+        Submission& s = *q.inflight.front();
+        if (s.end) {
+          CUresult r = drv_.event_query(s.end);
+          if (r == kNotReady) break;
+          if (r != kSuccess) {
+            on_fault(k, s, r);
+            return true;
+          }
+        }
+        retire_front(k);
+        progress = true;
+      }
+    }
+    if (progress) publish();
+    return progress;
+  }
+  void retire_front(int k) {
+    Queue& q = queues_[k];
+    retire(k, *q.inflight.front());
+    q.inflight.pop_front();
+    q.front_since = hcq::now_ns();
+  }
+
+  void run() {
+    std::unique_lock lk(mu_);
+    try {
+      make_current(drv_, ctx_);
+    } catch (const hcq::Error& e) { fault_ = e.what(); }
+    auto last = hcq::Clock::now();
+    auto sleep = std::chrono::microseconds(10);
+    while (!stop_) {
+      if (step()) {
+        last = hcq::Clock::now();
+        sleep = std::chrono::microseconds(10);
+        continue;
+      }
+      bool busy = false;
+      for (Queue& q : queues_) busy |= !q.inflight.empty() || !q.held.empty();
+      if (!busy) {
+        cv_.wait_for(lk, std::chrono::milliseconds(100));
+        last = hcq::Clock::now();
+      } else if (hcq::Clock::now() - last < kSpin) {
+        lk.unlock();
+        std::this_thread::yield();
+        lk.lock();
+      } else {
+        cv_.wait_for(lk, sleep);
+        sleep = std::min(sleep * 2, kMaxSleep);
+      }
+    }
+  }
+
+  const Driver& drv_;
+  CUdevice cudev_;
+  CUcontext ctx_;
+  hcq::Properties props_;
+  bool memops_ = false;
+
+  std::mutex mu_;  // everything below
+  std::condition_variable cv_;
+  bool stop_ = false;
+  Queue queues_[2];
+  std::vector<CUevent> pool_;
+  std::unordered_map<const Signal*, Producer> producers_;
+  std::unique_ptr<WordPool> words_;
+  std::unique_ptr<GraphCache> graphs_;
+  CUevent base_ev_ = nullptr;
+  uint64_t base_host_ = 0;
+  std::set<uint64_t> done_;  // retired timeline values above published_
+  uint64_t published_ = 0;
+  std::string fault_;  // non-empty once a kernel faulted
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<hcq::Device> open_stream_device(DeviceSpec spec) {
+  const Driver& drv = *spec.drv;
+  const CUdevice device = spec.device;
+  CUcontext ctx = nullptr;
+  SLUICE_DRV("open_device", spec.name, drv, primary_ctx_retain, &ctx, device);
+  try {
+    return std::make_unique<Device>(std::move(spec), ctx);
+  } catch (...) {
+    drv.primary_ctx_release(device);
+    throw;
+  }
+}
+
+bool uses_stream_mem_ops(const hcq::Device& dev) {
+  auto* d = dynamic_cast<const Device*>(&dev);
+  return d && d->memops();
+}
+
+}  // namespace sluice::cuda

@@ -1,0 +1,23 @@
+#pragma once
+// The HIP device (DESIGN.md §4): AMD GPUs through libamdhip64, loaded at run time (driver.h), with kernels
+// compiled by clang's amdgcn target for the device's gfx architecture (compiler.h). Queues, signals,
+// timestamps and faults are the CUDA device's (backends/cuda/queue.h) over HIP's calls:
+// hipModuleLaunchKernel, hipStreamWriteValue64 / hipStreamWaitValue64, events.
+#include <memory>
+#include <string>
+
+#include "hcq/device.h"
+#include "renderers/renderer.h"
+
+namespace sluice::hip {
+
+// Why no HIP device can be opened here ("" when one can): "libamdhip64.so not found: <dlerror>",
+// "hipInit failed: ...", "no HIP device" ($SLUICE_HIP_LIBRARY names another library: driver.h).
+std::string absent_reason();
+// Named "HIP" for ordinal 0, "HIP:<n>" otherwise. Throws hcq::Error when the ordinal is out of range,
+// the architecture is unknown, or the driver fails (naming the call).
+std::unique_ptr<hcq::Device> open_device(int ordinal = 0);
+// HIP C (renderers/hip.h) with the device's limits.
+render::Target target(const hcq::Device& dev);
+
+}  // namespace sluice::hip

@@ -1,0 +1,315 @@
+#include "backends/hip/driver.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <vector>
+
+namespace sluice::hip {
+namespace {
+
+using cuda::CUcontext;
+using cuda::CUdevice;
+using cuda::CUdeviceptr;
+using cuda::CUevent;
+using cuda::CUresult;
+using cuda::CUstream;
+
+// The HIP entry points the adapters call.
+struct Raw {
+  const char* (*get_error_name)(CUresult) = nullptr;
+  const char* (*get_error_string)(CUresult) = nullptr;
+  CUresult (*device_get_attribute)(int*, int, int) = nullptr;
+  CUresult (*set_device)(int) = nullptr;
+  CUresult (*malloc)(void**, size_t) = nullptr;
+  CUresult (*free)(void*) = nullptr;
+  CUresult (*host_get_device_pointer)(void**, void*, unsigned) = nullptr;
+  CUresult (*memcpy_async)(void*, const void*, size_t, int kind, CUstream) = nullptr;
+  CUresult (*write_value64)(CUstream, void*, uint64_t, unsigned) = nullptr;
+  CUresult (*wait_value64)(CUstream, void*, uint64_t, unsigned, uint64_t mask) = nullptr;
+  CUresult (*get_device_properties)(void*, int) = nullptr;
+  CUresult (*host_malloc)(void**, size_t, unsigned) = nullptr;
+  CUresult (*host_free)(void*) = nullptr;
+  CUresult (*ext_malloc_with_flags)(void**, size_t, unsigned) = nullptr;
+};
+Raw raw;
+
+constexpr int kMemcpyDefault = 4;        // hipMemcpyDefault
+constexpr unsigned kSignalMemory = 0x2;  // hipMallocSignalMemory
+
+// hipStreamWaitValue64 takes only "signal memory" (hipExtMallocWithFlags(hipMallocSignalMemory)), so the
+// device words (allocated as mapped host memory: backends/cuda/queue.cpp) come from there; these are the
+// pointers handed out that way, to free and map them accordingly.
+std::mutex signal_mu;
+std::set<void*> signal_words;
+
+CUresult error_name(CUresult r, const char** out) {
+  *out = raw.get_error_name ? raw.get_error_name(r) : nullptr;
+  return 0;
+}
+CUresult error_string(CUresult r, const char** out) {
+  *out = raw.get_error_string ? raw.get_error_string(r) : nullptr;
+  return 0;
+}
+// CUdevice_attribute -> hipDeviceAttribute_t (the values of ROCm 5 and 6).
+CUresult attribute(int* v, int attr, CUdevice dev) {
+  int hip = -1;
+  switch (attr) {
+    case cuda::kMaxThreadsPerBlock: hip = 56; break;
+    case cuda::kMaxGridDimX: hip = 29; break;
+    case cuda::kMaxGridDimY: hip = 30; break;
+    case cuda::kMaxGridDimZ: hip = 31; break;
+    case cuda::kMaxSharedMemoryPerBlock: hip = 74; break;
+    case cuda::kComputeCapabilityMajor: hip = 23; break;
+    case cuda::kComputeCapabilityMinor: hip = 61; break;
+    case cuda::kCanUse64BitStreamMemOps: hip = 10013; break;  // hipDeviceAttributeCanUseStreamWaitValue
+    default: return 1;                                        // hipErrorInvalidValue
+  }
+  return raw.device_get_attribute(v, hip, dev);
+}
+// A HIP "context" is the device ordinal plus one (never null).
+CUresult ctx_retain(CUcontext* ctx, CUdevice dev) {
+  *ctx = reinterpret_cast<CUcontext>(uintptr_t(dev) + 1);
+  return 0;
+}
+CUresult ctx_release(CUdevice) { return 0; }
+CUresult ctx_set_current(CUcontext ctx) { return raw.set_device(int(reinterpret_cast<uintptr_t>(ctx)) - 1); }
+CUresult mem_alloc(CUdeviceptr* p, size_t n) {
+  void* v = nullptr;
+  CUresult r = raw.malloc(&v, n);
+  *p = CUdeviceptr(uintptr_t(v));
+  return r;
+}
+CUresult mem_free(CUdeviceptr p) { return raw.free(reinterpret_cast<void*>(uintptr_t(p))); }
+CUresult host_alloc(void** p, size_t n, unsigned flags) {
+  if (!(flags & cuda::kHostAllocMapped) || !raw.ext_malloc_with_flags) return raw.host_malloc(p, n, flags);
+  CUresult r = raw.ext_malloc_with_flags(p, n, kSignalMemory);
+  if (r == 0) {
+    std::lock_guard lk(signal_mu);
+    signal_words.insert(*p);
+  }
+  return r;
+}
+CUresult host_free(void* p) {
+  {
+    std::lock_guard lk(signal_mu);
+    if (signal_words.erase(p)) return raw.free(p);
+  }
+  return raw.host_free(p);
+}
+CUresult host_get_device_pointer(CUdeviceptr* d, void* h, unsigned flags) {
+  {
+    std::lock_guard lk(signal_mu);
+    if (signal_words.count(h)) {  // signal memory is device memory already
+      *d = CUdeviceptr(uintptr_t(h));
+      return 0;
+    }
+  }
+  void* v = nullptr;
+  CUresult r = raw.host_get_device_pointer(&v, h, flags);
+  *d = CUdeviceptr(uintptr_t(v));
+  return r;
+}
+CUresult memcpy_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  return raw.memcpy_async(reinterpret_cast<void*>(uintptr_t(dst)),
+                          reinterpret_cast<const void*>(uintptr_t(src)), n, kMemcpyDefault, s);
+}
+CUresult write_value64(CUstream s, CUdeviceptr p, uint64_t v, unsigned flags) {
+  return raw.write_value64(s, reinterpret_cast<void*>(uintptr_t(p)), v, flags);
+}
+CUresult wait_value64(CUstream s, CUdeviceptr p, uint64_t v, unsigned flags) {
+  return raw.wait_value64(s, reinterpret_cast<void*>(uintptr_t(p)), v, flags, ~uint64_t(0));
+}
+
+// Table field -> HIP symbol (what messages name), for direct entries and for the adapters' targets.
+struct Symbol {
+  const char* field;
+  const char* name;
+};
+// clang-format off
+const Symbol kDirect[] = {
+    {"init", "hipInit"},                     {"driver_get_version", "hipDriverGetVersion"},
+    {"device_get_count", "hipGetDeviceCount"}, {"device_get", "hipDeviceGet"},
+    {"device_get_name", "hipDeviceGetName"}, {"device_total_mem", "hipDeviceTotalMem"},
+    {"stream_create", "hipStreamCreateWithFlags"}, {"stream_destroy", "hipStreamDestroy"},
+    {"stream_synchronize", "hipStreamSynchronize"}, {"stream_wait_event", "hipStreamWaitEvent"},
+    {"event_create", "hipEventCreateWithFlags"}, {"event_destroy", "hipEventDestroy"},
+    {"event_record", "hipEventRecord"},      {"event_query", "hipEventQuery"},
+    {"event_synchronize", "hipEventSynchronize"}, {"event_elapsed_time", "hipEventElapsedTime"},
+    {"module_load_data", "hipModuleLoadData"}, {"module_unload", "hipModuleUnload"},
+    {"module_get_function", "hipModuleGetFunction"}, {"launch_kernel", "hipModuleLaunchKernel"},
+};
+const Symbol kAdapted[] = {
+    {"get_error_name", "hipGetErrorName"},   {"get_error_string", "hipGetErrorString"},
+    {"device_get_attribute", "hipDeviceGetAttribute"}, {"primary_ctx_retain", "hipSetDevice"},
+    {"primary_ctx_release", "hipSetDevice"}, {"ctx_set_current", "hipSetDevice"},
+    {"mem_alloc", "hipMalloc"},              {"mem_free", "hipFree"},
+    {"mem_host_alloc", "hipHostMalloc"},     {"mem_free_host", "hipHostFree"},
+    {"mem_host_get_device_pointer", "hipHostGetDevicePointer"}, {"memcpy_async", "hipMemcpyAsync"},
+    {"stream_write_value64", "hipStreamWriteValue64"}, {"stream_wait_value64", "hipStreamWaitValue64"},
+};
+// clang-format on
+
+const char* name_of(const char* field) {
+  for (const Symbol& s : kDirect)
+    if (std::strcmp(s.field, field) == 0) return s.name;
+  for (const Symbol& s : kAdapted)
+    if (std::strcmp(s.field, field) == 0) return s.name;
+  return field;
+}
+
+template <class T>
+bool sym(void* lib, const char* name, T& out) {
+  out = reinterpret_cast<T>(::dlsym(lib, name));
+  return out != nullptr;
+}
+
+}  // namespace
+
+std::string load_hip_driver(const std::string& library, cuda::Driver& out) {
+  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* e = ::dlerror();
+    return library + " not found: " + (e ? e : "dlopen failed");
+  }
+  out.api = "HIP";
+  out.library = library;
+  out.name_of = name_of;
+  std::string missing;
+  auto need = [&](bool ok, const char* name) {
+    if (!ok && missing.empty()) missing = name;
+  };
+  // Direct entries share CUDA's shapes (handles are pointers, hipDevice_t is int, hipError_t an enum).
+  need(sym(lib, "hipInit", out.init), "hipInit");
+  need(sym(lib, "hipDriverGetVersion", out.driver_get_version), "hipDriverGetVersion");
+  need(sym(lib, "hipGetDeviceCount", out.device_get_count), "hipGetDeviceCount");
+  need(sym(lib, "hipDeviceGet", out.device_get), "hipDeviceGet");
+  need(sym(lib, "hipDeviceGetName", out.device_get_name), "hipDeviceGetName");
+  need(sym(lib, "hipDeviceTotalMem", out.device_total_mem), "hipDeviceTotalMem");
+  need(sym(lib, "hipStreamCreateWithFlags", out.stream_create), "hipStreamCreateWithFlags");
+  need(sym(lib, "hipStreamDestroy", out.stream_destroy), "hipStreamDestroy");
+  need(sym(lib, "hipStreamSynchronize", out.stream_synchronize), "hipStreamSynchronize");
+  need(sym(lib, "hipStreamWaitEvent", out.stream_wait_event), "hipStreamWaitEvent");
+  need(sym(lib, "hipEventCreateWithFlags", out.event_create), "hipEventCreateWithFlags");
+  need(sym(lib, "hipEventDestroy", out.event_destroy), "hipEventDestroy");
+  need(sym(lib, "hipEventRecord", out.event_record), "hipEventRecord");
+  need(sym(lib, "hipEventQuery", out.event_query), "hipEventQuery");
+  need(sym(lib, "hipEventSynchronize", out.event_synchronize), "hipEventSynchronize");
+  need(sym(lib, "hipEventElapsedTime", out.event_elapsed_time), "hipEventElapsedTime");
+  need(sym(lib, "hipModuleLoadData", out.module_load_data), "hipModuleLoadData");
+  need(sym(lib, "hipModuleUnload", out.module_unload), "hipModuleUnload");
+  need(sym(lib, "hipModuleGetFunction", out.module_get_function), "hipModuleGetFunction");
+  need(sym(lib, "hipModuleLaunchKernel", out.launch_kernel), "hipModuleLaunchKernel");
+  // Adapted entries.
+  need(sym(lib, "hipGetErrorName", raw.get_error_name), "hipGetErrorName");
+  need(sym(lib, "hipGetErrorString", raw.get_error_string), "hipGetErrorString");
+  need(sym(lib, "hipDeviceGetAttribute", raw.device_get_attribute), "hipDeviceGetAttribute");
+  need(sym(lib, "hipSetDevice", raw.set_device), "hipSetDevice");
+  need(sym(lib, "hipMalloc", raw.malloc), "hipMalloc");
+  need(sym(lib, "hipFree", raw.free), "hipFree");
+  need(sym(lib, "hipHostGetDevicePointer", raw.host_get_device_pointer), "hipHostGetDevicePointer");
+  need(sym(lib, "hipMemcpyAsync", raw.memcpy_async), "hipMemcpyAsync");
+  need(sym(lib, "hipHostMalloc", raw.host_malloc), "hipHostMalloc");
+  need(sym(lib, "hipHostFree", raw.host_free), "hipHostFree");
+  if (!missing.empty()) return library + " lacks " + missing;
+  sym(lib, "hipStreamWriteValue64", raw.write_value64);
+  sym(lib, "hipStreamWaitValue64", raw.wait_value64);
+  sym(lib, "hipExtMallocWithFlags", raw.ext_malloc_with_flags);
+  if (!sym(lib, "hipGetDevicePropertiesR0000", raw.get_device_properties))
+    sym(lib, "hipGetDeviceProperties", raw.get_device_properties);
+  out.get_error_name = error_name;
+  out.get_error_string = error_string;
+  out.device_get_attribute = attribute;
+  out.primary_ctx_retain = ctx_retain;
+  out.primary_ctx_release = ctx_release;
+  out.ctx_set_current = ctx_set_current;
+  out.mem_alloc = mem_alloc;
+  out.mem_free = mem_free;
+  out.mem_host_alloc = host_alloc;
+  out.mem_free_host = host_free;
+  out.mem_host_get_device_pointer = host_get_device_pointer;
+  out.memcpy_async = memcpy_async;
+  if (raw.write_value64 && raw.wait_value64) {
+    out.stream_write_value64 = write_value64;
+    out.stream_wait_value64 = wait_value64;
+  }
+  return "";
+}
+
+const cuda::Driver* hip_driver(std::string* why) {
+  static cuda::Driver drv;
+  static std::string reason;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> names;
+    if (const char* env = std::getenv("SLUICE_HIP_LIBRARY"); env && *env) {
+      names = {env};
+    } else {
+      names = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", "/opt/rocm/lib/libamdhip64.so"};
+    }
+    // The first name's reason is reported when none loads: the others are fallbacks.
+    std::string first;
+    for (const std::string& n : names) {
+      reason = load_hip_driver(n, drv);
+      if (first.empty()) first = reason;
+      if (reason.empty() || reason.find(" not found: ") == std::string::npos) break;
+    }
+    if (!reason.empty()) {
+      if (reason.find(" not found: ") != std::string::npos) reason = first;
+      return;
+    }
+    if (CUresult r = drv.init(0); r != cuda::kSuccess) {
+      reason = "hipInit failed: " + drv.error("init", r).substr(std::strlen("hipInit: "));
+      return;
+    }
+    int n = 0;
+    if (CUresult r = drv.device_get_count(&n); r != cuda::kSuccess) {
+      reason = drv.error("device_get_count", r);
+    } else if (n == 0) {
+      reason = "no HIP device";
+    }
+  });
+  if (why) *why = reason;
+  return reason.empty() ? &drv : nullptr;
+}
+
+std::string gfx_name(unsigned v) {
+  const char* hex = "0123456789abcdef";
+  unsigned minor = v / 100 % 100, step = v % 100;
+  if (v < 10000 || minor > 15 || step > 15) return "";
+  return "gfx" + std::to_string(v / 10000) + hex[minor] + hex[step];
+}
+
+std::string gfx_arch(const cuda::Driver&, int ordinal) {
+  // hipDeviceProp_t of ROCm 5 (hipGetDeviceProperties before ROCm 6's R0600 layout): gcnArchName is
+  // char[256] at byte 396. ROCm 6 keeps that layout under hipGetDevicePropertiesR0000. The name is only
+  // believed if it reads like an arch.
+  if (raw.get_device_properties) {
+    std::vector<char> props(8192, 0);
+    if (raw.get_device_properties(props.data(), ordinal) == cuda::kSuccess) {
+      std::string name(props.data() + 396, strnlen(props.data() + 396, 255));
+      name = name.substr(0, name.find(':'));
+      if (name.rfind("gfx", 0) == 0 && name.size() > 3) return name;
+    }
+  }
+  // The KFD topology lists GPU nodes (gfx_target_version != 0) in the order HIP numbers them.
+  int seen = 0;
+  for (int node = 0; node < 256; ++node) {
+    std::ifstream f("/sys/class/kfd/kfd/topology/nodes/" + std::to_string(node) + "/properties");
+    if (!f) break;
+    std::string key;
+    unsigned long value = 0;
+    while (f >> key >> value)
+      if (key == "gfx_target_version") break;
+    if (key != "gfx_target_version" || value == 0) continue;
+    if (seen++ == ordinal) return gfx_name(unsigned(value));
+  }
+  return "";
+}
+
+}  // namespace sluice::hip

@@ -1,0 +1,108 @@
+#include "backends/opencl/device.h"
+
+#include "backends/opencl/allocator.h"
+#include "backends/opencl/compiler.h"
+#include "backends/opencl/loader.h"
+#include "backends/opencl/program.h"
+#include "backends/opencl/queue.h"
+#include "renderers/opencl.h"
+
+namespace sluice::opencl {
+namespace {
+
+bool has_extension(cl_device_id d, const std::string& ext) {
+  const std::string all = " " + device_string(d, CL_DEVICE_EXTENSIONS) + " ";
+  return all.find(" " + ext + " ") != std::string::npos;
+}
+
+class Device final : public hcq::Device {
+ public:
+  Device(std::string name, int ordinal)
+      : hcq::Device(std::move(name), 1, 1), ctx_(std::make_shared<const Context>(ordinal)), programs_(*ctx_) {
+    queues_ =
+        make_queues({this, ctx_.get(), &mem_, [this](hcq::ProfileRecord r) { add_profile(std::move(r)); }});
+    allocator_ = make_allocator(*this, *ctx_, mem_, queues_->host_queue());
+    compiler_ = make_compiler(ctx_);
+    props_ = query();
+  }
+
+  // Queues drain before the allocator's cache is released and the context goes.
+  ~Device() override {
+    queues_.reset();
+    allocator_.reset();
+  }
+
+  hcq::Properties properties() const override { return props_; }
+
+  std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary& binary,
+                                             hcq::KernelLayout layout) override {
+    return programs_.load(*this, name, binary, layout);
+  }
+
+  std::string explain_stall(const hcq::Signal&, uint64_t) override { return queues_->explain_stall(); }
+
+ protected:
+  uint64_t do_submit(const hcq::HwQueue& q) override {
+    return queues_->submit(q, [this] { return next_timeline_value(); });
+  }
+
+ private:
+  hcq::Properties query() const {
+    const cl_device_id d = ctx_->device;
+    hcq::Properties p;
+    p.device_name = ctx_->device_name;
+    p.vendor = ctx_->vendor;
+    p.driver_version = ctx_->driver_version;
+    p.memory_bytes = device_value<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE);
+    p.max_workgroup_size = uint32_t(device_value<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+    p.local_memory_bytes = device_value<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE);
+    // A buffer is two arguments (handle, offset: 16 bytes) within CL_DEVICE_MAX_PARAMETER_SIZE (>= 1024).
+    p.max_buffers = uint32_t(device_value<size_t>(d, CL_DEVICE_MAX_PARAMETER_SIZE) / 16);
+    p.float16 = has_extension(d, "cl_khr_fp16");
+    p.bfloat16 = false;
+    p.float64 = has_extension(d, "cl_khr_fp64");
+    p.int64 = true;  // OpenCL C's long is 64-bit everywhere
+    return p;
+  }
+
+  std::shared_ptr<const Context> ctx_;
+  Memory mem_;
+  ProgramCache programs_;
+  std::unique_ptr<Queues> queues_;
+  hcq::Properties props_;
+};
+
+}  // namespace
+
+std::string absent_reason() {
+  if (std::string e = load_error(); !e.empty()) return e;
+  try {
+    devices();
+  } catch (const std::exception& e) {
+    std::string m = e.what();  // "[devices] no OpenCL platform ...": the reason without the function
+    return m.rfind("[", 0) == 0 && m.find("] ") != std::string::npos ? m.substr(m.find("] ") + 2) : m;
+  }
+  return "";
+}
+
+std::unique_ptr<hcq::Device> open_device(int ordinal) {
+  if (std::string why = absent_reason(); !why.empty()) SLUICE_FAIL(DeviceError, "open_device") << why;
+  return std::make_unique<Device>(ordinal == 0 ? "CL" : "CL:" + std::to_string(ordinal), ordinal);
+}
+
+render::Target target(const hcq::Device& dev) {
+  const hcq::Properties p = dev.properties();
+  std::shared_ptr<const render::Renderer> renderer = render::make_opencl_renderer(p.float16);
+  codegen::DeviceCaps caps;
+  caps.global_dims = 3;
+  caps.global_max = {0x7fffffffLL, 0x7fffffffLL, 0x7fffffffLL};  // work-group ids are read as int
+  caps.local_bytes = int64_t(p.local_memory_bytes);
+  caps.supports_float16 = p.float16;
+  caps.has_local = p.max_workgroup_size > 1;
+  caps.max_local_size = p.max_workgroup_size;
+  caps.local_max = {p.max_workgroup_size, p.max_workgroup_size, p.max_workgroup_size};
+  caps.max_buffers = p.max_buffers ? int(p.max_buffers) : caps.max_buffers;
+  return {renderer, caps};
+}
+
+}  // namespace sluice::opencl

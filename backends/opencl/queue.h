@@ -1,0 +1,59 @@
+#pragma once
+// The OpenCL device's queues (DESIGN.md §4): each hcq hardware queue is an in-order cl_command_queue with
+// profiling on; submit() translates a HwQueue's packets into enqueues as it reads them.
+//
+//   packet          enqueued as
+//   exec            clSetKernelArg (only arguments that changed) + clEnqueueNDRangeKernel(global*local)
+//   copy            clEnqueueCopyBuffer (addresses resolved through the handle table, allocator.h)
+//   memory_barrier  nothing: an in-order queue already runs each command after the previous one finished,
+//                   its writes visible (graphs put one between every two items; enqueueing a barrier for
+//                   each doubled the driver's commands per replay)
+//   signal(s, v)    a callback (clSetEventCallback) on the event of the command before it (a marker if
+//   timestamp(s)    there is none) writes v and the command's end time (CL_PROFILING_COMMAND_END, on the
+//                   host clock through an offset calibrated at open) into s
+//   wait(s, v)      nothing if s already reached v, or if the write of v is pending on this same queue
+//                   (in order); a barrier on that command's event if it is pending on the device's other
+//                   queue; otherwise (host or another device) a barrier on a user event that the device's
+//                   waiter thread completes once s reaches v
+//   (end)           a callback retires the submission's timeline value, in value order across queues
+//
+// Failures: a wait on a failed signal fails the submission: its later signals are failed with that
+// signal's error instead of written (commands already enqueued behind a user event still run; commands
+// after a wait that failed before submit are not enqueued). A command that ends with an error status
+// fails the signals after it with `[exec] <device>: kernel '<name>' failed on compute:0: CL_...`.
+// OpenCL cannot stop a running kernel, so there is no hang recovery: explain_stall() describes the
+// queues and leaves them alone.
+//
+// Threading: submit() is thread-safe (one lock per queue); callbacks run on driver threads and never
+// call blocking OpenCL functions.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "backends/opencl/allocator.h"
+#include "backends/opencl/loader.h"
+#include "hcq/device.h"
+
+namespace sluice::opencl {
+
+class Queues {
+ public:
+  virtual ~Queues() = default;  // fails pending waits, then waits for the queues and their callbacks
+  // Enqueues q on its queue and ends it with the retire of the value `next_value()` hands out (called
+  // under the queue's lock, so values reach each queue in increasing order). Returns that value.
+  virtual uint64_t submit(const hcq::HwQueue& q, const std::function<uint64_t()>& next_value) = 0;
+  virtual std::string explain_stall() const = 0;
+  virtual cl_command_queue host_queue() const = 0;  // for the allocator's blocking transfers
+};
+
+struct QueuesConfig {
+  hcq::Device* dev;
+  const Context* ctx;
+  Memory* mem;
+  std::function<void(hcq::ProfileRecord)> profile;
+};
+
+std::unique_ptr<Queues> make_queues(QueuesConfig cfg);
+
+}  // namespace sluice::opencl

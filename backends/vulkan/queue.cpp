@@ -1,0 +1,615 @@
+#include "backends/vulkan/queue.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "backends/vulkan/program.h"
+#include "hcq/error.h"
+
+namespace sluice::vulkan {
+namespace {
+
+namespace pk = hcq::packet;
+
+constexpr uint32_t kQueries = 4096;                    // timestamp slots in flight per queue
+constexpr auto kPoll = std::chrono::milliseconds(50);  // how often blocked threads look at the stop flags
+
+// What the completion thread does once a segment finished, in record order.
+struct Event {
+  enum Kind : uint8_t { Signal, Timestamp, Fail, Profile, Retire };
+  Event(Kind k, hcq::Signal* s = nullptr, uint64_t v = 0, uint32_t slot = UINT32_MAX,
+        const hcq::Program* p = nullptr, std::shared_ptr<std::string> err = nullptr)
+      : kind(k), signal(s), value(v), slot(slot), program(p), error(std::move(err)) {}
+  Kind kind;
+  hcq::Signal* signal;
+  uint64_t value;                      // Signal/Retire: the value; Profile: bytes
+  uint32_t slot;                       // timestamp query (Profile: the start; the end is slot + 1)
+  const hcq::Program* program;         // Profile: null for a copy
+  std::shared_ptr<std::string> error;  // Fail
+};
+
+struct Segment {
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> pools;
+  std::vector<Event> events;
+  std::vector<const hcq::Program*> programs;
+  uint32_t slots = 0;  // timestamp queries it took
+  uint64_t value = 0;  // of the queue's semaphore once it finished
+  uint64_t submit_ns = 0;
+  bool recording = false;
+};
+
+class VkQueueImpl final : public Queue {
+ public:
+  explicit VkQueueImpl(QueueConfig cfg) : cfg_(std::move(cfg)), ctx_(*cfg_.ctx), vk_(ctx_.vk) {
+    auto ti = vk_struct<VkSemaphoreTypeCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO);
+    ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    auto si = vk_struct<VkSemaphoreCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO);
+    si.pNext = &ti;
+    check(vk_.vkCreateSemaphore(ctx_.dev, &si, nullptr, &sem_), "vkCreateSemaphore");
+    auto pi = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+    pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pi.queueFamilyIndex = cfg_.family;
+    check(vk_.vkCreateCommandPool(ctx_.dev, &pi, nullptr, &cmd_pool_), "vkCreateCommandPool");
+    if (cfg_.period_ns > 0) {
+      auto qi = vk_struct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = kQueries;
+      check(vk_.vkCreateQueryPool(ctx_.dev, &qi, nullptr, &queries_), "vkCreateQueryPool");
+    }
+    worker_ = std::thread([this] { work(); });
+    completer_ = std::thread([this] { complete(); });
+  }
+
+  ~VkQueueImpl() override {
+    {
+      // Drain: the worker empties its FIFO, the completion thread retires every segment (unless abandoned).
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return (fifo_.empty() && !busy_ && inflight_.empty()) || abandoned_.load(); });
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+    completer_.join();
+    if (abandoned_) vk_.vkQueueWaitIdle(cfg_.queue);  // the abandoned work must finish before its objects go
+    for (auto& s : inflight_) recycle(s);
+    for (VkDescriptorPool p : free_pools_) vk_.vkDestroyDescriptorPool(ctx_.dev, p, nullptr);
+    if (queries_) vk_.vkDestroyQueryPool(ctx_.dev, queries_, nullptr);
+    vk_.vkDestroyCommandPool(ctx_.dev, cmd_pool_, nullptr);
+    vk_.vkDestroySemaphore(ctx_.dev, sem_, nullptr);
+  }
+
+  void push(std::span<const uint64_t> words, uint64_t tv) override {
+    std::unique_lock lk(mu_);
+    if (fifo_.empty() && !busy_ && ready(words)) {
+      busy_ = true;  // the worker leaves the queue to this thread until it is done
+      lk.unlock();
+      process(words, tv);
+      lk.lock();
+      busy_ = false;
+      cv_.notify_all();
+      return;
+    }
+    fifo_.push_back({std::vector<uint64_t>(words.begin(), words.end()), tv});
+    cv_.notify_all();
+  }
+
+  QueueStatus status() override {
+    std::lock_guard lk(mu_);
+    QueueStatus st;
+    if (waiting_on_) {
+      st.phase = QueueStatus::Waiting;
+      st.signal = waiting_on_;
+      st.value = waiting_for_;
+    }
+    if (!inflight_.empty() && !inflight_.front().programs.empty()) {
+      const Segment& s = inflight_.front();
+      st.phase = QueueStatus::Running;
+      for (size_t i = 0; i < s.programs.size(); ++i)
+        st.kernels += (i ? ", '" : "'") + s.programs[i]->name() + "'";
+      st.since_ns = std::max(s.submit_ns, last_done_ns_);
+      st.token = s.value;
+    }
+    return st;
+  }
+
+  bool abandon(uint64_t token) override {
+    std::lock_guard lk(mu_);
+    if (inflight_.empty() || inflight_.front().value != token) return false;
+    abandoned_ = true;
+    cv_.notify_all();
+    return true;
+  }
+
+  std::vector<hcq::Signal*> dropped_signals() override {
+    std::lock_guard lk(mu_);
+    std::vector<hcq::Signal*> out;
+    for (const Segment& s : inflight_)
+      for (const Event& e : s.events)
+        if (e.kind == Event::Signal) out.push_back(e.signal);
+    for (const auto& [words, tv] : fifo_)
+      for (size_t i = 0; i < words.size(); i += pk::words(words[i]))
+        if (pk::op(words[i]) == pk::Signal) out.push_back(pk::ptr<hcq::Signal>(words[i + 1]));
+    return out;
+  }
+
+ private:
+  // Every wait of the submission is satisfied (or failed) already: it can run without blocking.
+  static bool ready(std::span<const uint64_t> w) {
+    for (size_t i = 0; i < w.size(); i += pk::words(w[i]))
+      if (pk::op(w[i]) == pk::Wait) {
+        const auto* s = pk::ptr<const hcq::Signal>(w[i + 1]);
+        if (s->value() < w[i + 2] && !s->failed()) return false;
+      }
+    return true;
+  }
+
+  void work() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+      cv_.wait(lk, [&] { return stop_ || abandoned_ || (!fifo_.empty() && !busy_); });
+      if (stop_ || abandoned_) return;
+      auto [words, tv] = std::move(fifo_.front());
+      fifo_.pop_front();
+      busy_ = true;
+      lk.unlock();
+      process(words, tv);
+      lk.lock();
+      busy_ = false;
+      cv_.notify_all();
+    }
+  }
+
+  // --- Recording (one thread at a time: the worker, or a pusher while busy_) ---
+
+  void process(std::span<const uint64_t> w, uint64_t tv) {
+    std::shared_ptr<std::string> error;
+    {
+      std::lock_guard lk(mu_);
+      error = lost_;
+    }
+    size_t i = 0;
+    for (; i < w.size() && !error; i += pk::words(w[i])) {
+      const uint64_t* p = &w[i];
+      try {
+        switch (pk::op(p[0])) {
+          case pk::Wait: error = wait(*pk::ptr<const hcq::Signal>(p[1]), p[2]); break;
+          case pk::Signal: event(Event(Event::Signal, pk::ptr<hcq::Signal>(p[1]), p[2]), true); break;
+          case pk::Timestamp: event(Event(Event::Timestamp, pk::ptr<hcq::Signal>(p[1])), true); break;
+          case pk::Exec: exec(pk::ExecView(p)); break;
+          case pk::Copy: copy(p[1], p[2], p[3]); break;
+          case pk::Barrier: barrier(true); break;
+          default: break;
+        }
+      } catch (const std::exception& e) {
+        error = std::make_shared<std::string>(e.what());
+        if (std::string(e.what()).find("VK_ERROR_DEVICE_LOST") != std::string::npos) set_lost(error);
+        if (cur_.recording) discard();
+        i += pk::words(w[i]);
+        break;
+      }
+    }
+    // The rest of a failed submission is skipped: its signals fail; it still retires in order.
+    for (; i < w.size(); i += pk::words(w[i]))
+      if (pk::op(w[i]) == pk::Signal)
+        cur_.events.push_back(
+            Event(Event::Fail, pk::ptr<hcq::Signal>(w[i + 1]), 0, UINT32_MAX, nullptr, error));
+    cur_.events.push_back(Event(Event::Retire, nullptr, tv));
+    try {
+      flush();
+    } catch (const std::exception& e) {
+      // The segment could not be submitted: hand its events to the completion thread as failures.
+      auto err = std::make_shared<std::string>(e.what());
+      if (std::string(e.what()).find("VK_ERROR_DEVICE_LOST") != std::string::npos) set_lost(err);
+      for (Event& ev : cur_.events)
+        if (ev.kind == Event::Signal) ev.kind = Event::Fail, ev.error = err;
+      if (cur_.recording) discard();
+      flush_host_only();
+    }
+  }
+
+  void set_lost(const std::shared_ptr<std::string>& e) {
+    std::lock_guard lk(mu_);
+    if (!lost_) lost_ = e;
+  }
+
+  // Host-side wait in the worker. Returns the error that fails the submission, if any.
+  std::shared_ptr<std::string> wait(const hcq::Signal& s, uint64_t v) {
+    if (s.value() >= v && !s.failed()) return nullptr;
+    flush();  // earlier work must not wait behind the signal
+    {
+      std::lock_guard lk(mu_);
+      waiting_on_ = &s, waiting_for_ = v;
+    }
+    while (!s.wait_until(v, hcq::Clock::now() + kPoll) && !abandoned_) {}
+    {
+      std::lock_guard lk(mu_);
+      waiting_on_ = nullptr;
+    }
+    if (s.failed()) return std::make_shared<std::string>(s.error());
+    if (abandoned_)
+      return std::make_shared<std::string>("[wait] " + cfg_.device_name + ": " + cfg_.queue_name +
+                                           " was reset");
+    return nullptr;
+  }
+
+  void begin() {
+    if (cur_.recording) return;
+    cur_.cmd = take_cmd();
+    auto bi = vk_struct<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(vk_.vkBeginCommandBuffer(cur_.cmd, &bi), "vkBeginCommandBuffer");
+    cur_.recording = true;
+    // A barrier's first scope is every command submitted earlier to the VkQueue, so this orders the
+    // segment after the previous ones without a semaphore wait (which would put Mesa's queues into
+    // threaded submission).
+    barrier(false);
+    first_cmd_ = true;
+  }
+
+  uint32_t take_slot() {
+    std::unique_lock lk(mu_);
+    if (slots_taken_ - slots_freed_ >= kQueries) {
+      lk.unlock();
+      flush();
+      lk.lock();
+      cv_.wait(lk, [&] { return slots_taken_ - slots_freed_ < kQueries || abandoned_; });
+      lk.unlock();
+      begin();  // the flush ended the command buffer the caller is recording into
+      lk.lock();
+    }
+    ++cur_.slots;
+    return uint32_t(slots_taken_++ % kQueries);
+  }
+
+  void timestamp(uint32_t slot, VkPipelineStageFlagBits stage) {
+    vk_.vkCmdResetQueryPool(cur_.cmd, queries_, slot, 1);
+    vk_.vkCmdWriteTimestamp(cur_.cmd, stage, queries_, slot);
+  }
+
+  // A signal or timestamp: a query at this point of the command buffer.
+  void event(Event e, bool stamp) {
+    if (stamp && queries_) {
+      begin();
+      e.slot = take_slot();
+      timestamp(e.slot, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
+    }
+    cur_.events.push_back(std::move(e));
+  }
+
+  void barrier(bool host) {
+    begin();
+    auto mb = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+    mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    mb.dstAccessMask =
+        VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | (host ? VK_ACCESS_HOST_READ_BIT : 0);
+    VkPipelineStageFlags src = cfg_.compute
+                                   ? VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT
+                                   : VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkPipelineStageFlags dst = src | (host ? VK_PIPELINE_STAGE_HOST_BIT : 0);
+    vk_.vkCmdPipelineBarrier(cur_.cmd, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  }
+
+  // Commands of one hcq queue never overlap: each one after the first of a segment waits for the last.
+  void before_command() {
+    begin();
+    if (!first_cmd_) barrier(false);
+    first_cmd_ = false;
+  }
+
+  uint32_t profile_start() {
+    if (!queries_ || !cfg_.profiling()) return UINT32_MAX;
+    uint32_t a = take_slot(), b = take_slot();
+    if (b != a + 1) {  // the ring wrapped between them: take a fresh pair
+      a = take_slot(), b = take_slot();
+    }
+    timestamp(a, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+    return a;
+  }
+  void profile_end(uint32_t slot, const hcq::Program* p, uint64_t bytes) {
+    if (slot == UINT32_MAX) return;
+    timestamp(slot + 1, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
+    cur_.events.push_back(Event(Event::Profile, nullptr, bytes, slot, p));
+  }
+
+  void exec(const pk::ExecView& e) {
+    const auto& prog = static_cast<const Program&>(*e.program);
+    const std::vector<uint32_t>& bind = prog.bindings();
+    std::vector<VkDescriptorBufferInfo> infos(bind.size());
+    const uint64_t align = ctx_.props.limits.minStorageBufferOffsetAlignment;
+    for (size_t i = 0; i < bind.size(); ++i) {
+      BufferRef r = cfg_.allocator->resolve(e.bufs[bind[i]], "exec");
+      SLUICE_CHECK_IN(hcq::Error, "exec", r.offset % align == 0)
+          << cfg_.device_name << ": buffer " << bind[i] << " of kernel '" << prog.name() << "' starts "
+          << r.offset << " bytes into its allocation; storage buffers must start at a multiple of " << align;
+      infos[i] = {r.buffer, r.offset, VK_WHOLE_SIZE};
+    }
+    before_command();
+    uint32_t slot = profile_start();
+    vk_.vkCmdBindPipeline(cur_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog.pipeline());
+    if (!bind.empty()) {
+      std::vector<VkWriteDescriptorSet> writes(
+          bind.size(), vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET));
+      for (size_t i = 0; i < bind.size(); ++i) {
+        writes[i].dstBinding = bind[i];
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+      }
+      const auto n = uint32_t(writes.size());
+      if (prog.push_descriptors()) {
+        vk_.vkCmdPushDescriptorSetKHR(cur_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog.pipeline_layout(), 0, n,
+                                      writes.data());
+      } else {
+        VkDescriptorSet set = allocate_set(prog.set_layout());
+        for (auto& w : writes) w.dstSet = set;
+        vk_.vkUpdateDescriptorSets(ctx_.dev, n, writes.data(), 0, nullptr);
+        vk_.vkCmdBindDescriptorSets(cur_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog.pipeline_layout(), 0, 1,
+                                    &set, 0, nullptr);
+      }
+    }
+    if (e.nvars) {
+      std::vector<int32_t> vars(e.nvars);
+      for (uint32_t v = 0; v < e.nvars; ++v) vars[v] = e.var(v);
+      vk_.vkCmdPushConstants(cur_.cmd, prog.pipeline_layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, e.nvars * 4,
+                             vars.data());
+    }
+    const auto& max = ctx_.props.limits.maxComputeWorkGroupCount;
+    SLUICE_CHECK_IN(hcq::Error, "exec", e.global.x <= max[0] && e.global.y <= max[1] && e.global.z <= max[2])
+        << cfg_.device_name << ": kernel '" << prog.name() << "' launched with " << e.global
+        << " work-groups; the device allows (" << max[0] << "," << max[1] << "," << max[2] << ")";
+    vk_.vkCmdDispatch(cur_.cmd, e.global.x, e.global.y, e.global.z);
+    profile_end(slot, &prog, 0);
+    cur_.programs.push_back(&prog);
+  }
+
+  void copy(uint64_t dst, uint64_t src, uint64_t size) {
+    BufferRef d = cfg_.allocator->resolve(dst, "copy"), s = cfg_.allocator->resolve(src, "copy");
+    SLUICE_CHECK_IN(hcq::Error, "copy", size <= d.size && size <= s.size)
+        << cfg_.device_name << ": copy of " << size << " bytes runs past its buffer (" << s.size
+        << " bytes left at the source, " << d.size << " at the destination)";
+    before_command();
+    uint32_t slot = profile_start();
+    if (size) {
+      VkBufferCopy c{s.offset, d.offset, size};
+      vk_.vkCmdCopyBuffer(cur_.cmd, s.buffer, d.buffer, 1, &c);
+    }
+    profile_end(slot, nullptr, size);
+  }
+
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (cur_.pools.empty() || attempt == 1) cur_.pools.push_back(take_pool());
+      auto ai = vk_struct<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
+      ai.descriptorPool = cur_.pools.back();
+      ai.descriptorSetCount = 1;
+      ai.pSetLayouts = &layout;
+      VkDescriptorSet set;
+      VkResult r = vk_.vkAllocateDescriptorSets(ctx_.dev, &ai, &set);
+      if (r == VK_SUCCESS) return set;
+      if (attempt == 1 || (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL))
+        check(r, "vkAllocateDescriptorSets");
+    }
+    return VK_NULL_HANDLE;
+  }
+
+  VkDescriptorPool take_pool() {
+    {
+      std::lock_guard lk(mu_);
+      if (!free_pools_.empty()) {
+        VkDescriptorPool p = free_pools_.back();
+        free_pools_.pop_back();
+        return p;
+      }
+    }
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4096};
+    auto pi = vk_struct<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
+    pi.maxSets = 256;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &size;
+    VkDescriptorPool p;
+    check(vk_.vkCreateDescriptorPool(ctx_.dev, &pi, nullptr, &p), "vkCreateDescriptorPool");
+    return p;
+  }
+
+  VkCommandBuffer take_cmd() {
+    VkCommandBuffer c = VK_NULL_HANDLE;
+    {
+      std::lock_guard lk(mu_);
+      if (!free_cmds_.empty()) {
+        c = free_cmds_.back();
+        free_cmds_.pop_back();
+      }
+    }
+    if (c) {
+      check(vk_.vkResetCommandBuffer(c, 0), "vkResetCommandBuffer");
+      return c;
+    }
+    auto ai = vk_struct<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+    ai.commandPool = cmd_pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    check(vk_.vkAllocateCommandBuffers(ctx_.dev, &ai, &c), "vkAllocateCommandBuffers");
+    return c;
+  }
+
+  // Drops the command buffer being recorded (after an error): its commands never run.
+  void discard() {
+    vk_.vkEndCommandBuffer(cur_.cmd);
+    std::lock_guard lk(mu_);
+    free_cmds_.push_back(cur_.cmd);
+    cur_.cmd = VK_NULL_HANDLE;
+    cur_.recording = false;
+    cur_.programs.clear();
+    for (Event& e : cur_.events) e.slot = UINT32_MAX;
+    for (auto it = cur_.events.begin(); it != cur_.events.end();)
+      it = it->kind == Event::Profile ? cur_.events.erase(it) : it + 1;
+  }
+
+  // Submits the segment recorded so far (if it holds anything) to the GPU and hands it to the completion
+  // thread.
+  void flush() {
+    if (!cur_.recording && cur_.events.empty()) return;
+    if (cur_.recording) check(vk_.vkEndCommandBuffer(cur_.cmd), "vkEndCommandBuffer");
+    cur_.recording = false;
+    // No wait: vkQueueSubmit's semaphore signal covers every command submitted earlier to the VkQueue, and
+    // begin() put a barrier in front of the segment's commands.
+    const uint64_t signal_value = submitted_ + 1;
+    auto ti = vk_struct<VkTimelineSemaphoreSubmitInfo>(VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO);
+    ti.signalSemaphoreValueCount = 1;
+    ti.pSignalSemaphoreValues = &signal_value;
+    auto si = vk_struct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+    si.pNext = &ti;
+    si.commandBufferCount = cur_.cmd ? 1 : 0;
+    si.pCommandBuffers = &cur_.cmd;
+    si.signalSemaphoreCount = 1;
+    si.pSignalSemaphores = &sem_;
+    cur_.submit_ns = hcq::now_ns();
+    ctx_.submit(cfg_.queue, si, VK_NULL_HANDLE);
+    submitted_ = signal_value;
+    cur_.value = signal_value;
+    enqueue();
+  }
+
+  // For a segment that cannot be submitted: its semaphore value is signalled from the host once the one
+  // before it finished, so it still completes in order.
+  void flush_host_only() {
+    cur_.submit_ns = hcq::now_ns();
+    cur_.value = 0;  // the completion thread applies it without waiting on the semaphore
+    enqueue();
+  }
+
+  void enqueue() {
+    std::lock_guard lk(mu_);
+    inflight_.push_back(std::move(cur_));
+    cur_ = Segment{};
+    cv_.notify_all();
+  }
+
+  // --- Completion ---
+
+  void complete() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+      cv_.wait(lk, [&] { return stop_ || abandoned_ || !inflight_.empty(); });
+      if (abandoned_ || (stop_ && inflight_.empty())) return;
+      const uint64_t value = inflight_.front().value;
+      lk.unlock();
+      std::shared_ptr<std::string> error = value ? wait_gpu(value) : nullptr;
+      lk.lock();
+      if (abandoned_) return;  // dropped work: the device failed its signals
+      Segment s = std::move(inflight_.front());
+      inflight_.pop_front();
+      last_done_ns_ = hcq::now_ns();
+      lk.unlock();
+      apply(s, error);
+      recycle(s);
+      lk.lock();
+      slots_freed_ += s.slots;
+      cv_.notify_all();
+    }
+  }
+
+  // Waits for the semaphore to reach `value`; returns an error if the device was lost.
+  std::shared_ptr<std::string> wait_gpu(uint64_t value) {
+    auto wi = vk_struct<VkSemaphoreWaitInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO);
+    wi.semaphoreCount = 1;
+    wi.pSemaphores = &sem_;
+    wi.pValues = &value;
+    for (;;) {
+      VkResult r = vk_.vkWaitSemaphores(ctx_.dev, &wi, uint64_t(std::chrono::nanoseconds(kPoll).count()));
+      if (r == VK_SUCCESS) return nullptr;
+      if (r == VK_TIMEOUT) {
+        if (abandoned_) return nullptr;
+        continue;
+      }
+      auto err = std::make_shared<std::string>("[vkWaitSemaphores] " + cfg_.device_name + " " +
+                                               cfg_.queue_name + ": failed: " + result_name(r));
+      std::lock_guard lk(mu_);
+      if (!lost_) lost_ = err;
+      return err;
+    }
+  }
+
+  void apply(Segment& s, const std::shared_ptr<std::string>& error) {
+    const uint64_t done = hcq::now_ns();
+    std::vector<uint64_t> ticks;
+    auto ns_of = [&](uint32_t slot) -> uint64_t {
+      if (slot == UINT32_MAX || !queries_ || error) return done;
+      uint64_t t = 0;
+      if (vk_.vkGetQueryPoolResults(ctx_.dev, queries_, slot, 1, 8, &t, 8, VK_QUERY_RESULT_64_BIT) !=
+          VK_SUCCESS)
+        return done;
+      // Clamped into the window in which the host saw the segment run: a calibration error never puts a
+      // device timestamp before the submit or after the host saw it done.
+      auto ns = int64_t(double(t) * cfg_.period_ns) + cfg_.offset_ns;
+      return std::clamp<uint64_t>(uint64_t(std::max<int64_t>(ns, 0)), s.submit_ns, done);
+    };
+    for (const Event& e : s.events) {
+      switch (e.kind) {
+        case Event::Signal:
+          if (error)
+            e.signal->fail(*error);
+          else
+            e.signal->device_write(e.value, ns_of(e.slot));
+          break;
+        case Event::Timestamp:
+          if (!error) e.signal->device_timestamp(ns_of(e.slot));
+          break;
+        case Event::Fail: e.signal->fail(*e.error); break;
+        case Event::Profile:
+          if (!error)
+            cfg_.profile({cfg_.device_name, cfg_.queue_name, e.program ? e.program->name() : "copy",
+                          ns_of(e.slot), ns_of(e.slot + 1), e.value});
+          break;
+        case Event::Retire: cfg_.retire(e.value, done); break;
+      }
+    }
+  }
+
+  void recycle(Segment& s) {
+    for (VkDescriptorPool p : s.pools) vk_.vkResetDescriptorPool(ctx_.dev, p, 0);
+    std::lock_guard lk(mu_);
+    if (s.cmd) free_cmds_.push_back(s.cmd);
+    free_pools_.insert(free_pools_.end(), s.pools.begin(), s.pools.end());
+    s.cmd = VK_NULL_HANDLE;
+    s.pools.clear();
+  }
+
+  QueueConfig cfg_;
+  Context& ctx_;
+  const DeviceTable& vk_;
+  VkSemaphore sem_ = VK_NULL_HANDLE;
+  VkCommandPool cmd_pool_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+
+  // Recording state: touched only by the thread that holds busy_.
+  Segment cur_;
+  bool first_cmd_ = true;
+  uint64_t submitted_ = 0;  // the semaphore value of the last submitted segment
+
+  std::mutex mu_;  // everything below
+  std::condition_variable cv_;
+  std::deque<std::pair<std::vector<uint64_t>, uint64_t>> fifo_;
+  bool busy_ = false, stop_ = false;
+  std::atomic<bool> abandoned_{false};
+  const hcq::Signal* waiting_on_ = nullptr;
+  uint64_t waiting_for_ = 0;
+  std::deque<Segment> inflight_;
+  std::shared_ptr<std::string> lost_;  // set once the device is lost: later work fails with it
+  uint64_t last_done_ns_ = 0;
+  uint64_t slots_taken_ = 0, slots_freed_ = 0;
+  std::vector<VkCommandBuffer> free_cmds_;
+  std::vector<VkDescriptorPool> free_pools_;
+  std::thread worker_, completer_;
+};
+
+}  // namespace
+
+std::unique_ptr<Queue> start_queue(QueueConfig cfg) { return std::make_unique<VkQueueImpl>(std::move(cfg)); }
+
+}  // namespace sluice::vulkan

@@ -1,0 +1,92 @@
+#pragma once
+// A Vulkan hardware queue (DESIGN.md §4): the command processor behind one hcq queue (compute:0, copy:0).
+//
+// Mapping of the packets (hcq/queue.h):
+//   exec      bind pipeline + descriptors (pushed, or a set from a per-segment pool) + push constants +
+//             vkCmdDispatch(global)
+//   copy      vkCmdCopyBuffer between the VkBuffers the addresses resolve to (allocator.h)
+//   barrier   a full pipeline barrier, host reads included; every command is also preceded by a barrier,
+//             because hcq's commands of one queue never overlap (a copy may read the copy before it)
+//   signal    a timestamp query written at that point of the command buffer; the value is written to the
+//             hcq::Signal (host memory) when the segment's timeline semaphore value completes
+//   timestamp the same without the value
+//   wait      satisfied waits cost nothing; otherwise the segment recorded so far is submitted and the
+//             queue's worker thread blocks on the host signal (so any device's or the host's signal works)
+// A submission is cut into segments: command buffers, each one vkQueueSubmit that signals the next value
+// of the queue's own timeline semaphore (VkTimelineSemaphoreSubmitInfo). Segments are ordered by a
+// pipeline barrier at the start of each (its first scope is every command submitted earlier to the
+// VkQueue) rather than by semaphore waits, which would switch Mesa's queues to threaded submission; a
+// signal operation of vkQueueSubmit covers every earlier command of the VkQueue, so semaphore value n
+// means segment n and all before it are done. When both hcq queues share one VkQueue (lavapipe: one queue
+// family with one queue), the barrier also orders them against each other: correct, with no overlap of
+// copies and kernels. A completion thread waits on the semaphore, reads the segment's timestamps
+// (converted to host-clock ns, clamped to the window in which the host saw the segment run) and applies
+// its signal writes, profile records and timeline retirement in record order.
+//
+// Signals stay host words (hcq/signal.h) rather than VkSemaphores: every device and the host can wait on
+// them, and the failure rules (a failed wait skips the rest of its submission and fails its signals) are
+// kept exactly. The cost is one thread hop at completion.
+//
+// Fast path: a submission whose waits are all satisfied when it is pushed, to a queue with nothing queued
+// on its worker, is recorded and submitted on the caller's thread.
+//
+// Failures: a Vulkan call that fails while processing fails the signals of the rest of the submission
+// with "[call] failed: VK_..."; VK_ERROR_DEVICE_LOST marks the queue lost, and every later submission
+// fails its signals with that error and still retires, so no wait hangs and the process carries on.
+//
+// Threading: push() is called under the device's submit lock of this queue; status()/abandon() from any
+// thread.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/allocator.h"
+#include "backends/vulkan/context.h"
+#include "hcq/device.h"
+
+namespace sluice::vulkan {
+
+struct QueueConfig {
+  std::string device_name, queue_name;  // "VULKAN", "compute:0"
+  Context* ctx = nullptr;
+  Allocator* allocator = nullptr;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  bool compute = true;
+  std::function<bool()> profiling;
+  std::function<void(hcq::ProfileRecord)> profile;
+  std::function<void(uint64_t value, uint64_t ns)>
+      retire;  // the submission of timeline value `value` is done
+  // Device-level timestamp conversion: host_ns = ticks * period + offset (period 0: no device timestamps).
+  double period_ns = 0;
+  int64_t offset_ns = 0;
+};
+
+struct QueueStatus {
+  enum Phase { Idle, Waiting, Running } phase = Idle;
+  const hcq::Signal* signal = nullptr;  // Waiting: on what
+  uint64_t value = 0;
+  std::string kernels;  // Running: the oldest unfinished segment's kernels ("'a', 'b'")
+  uint64_t since_ns = 0;
+  uint64_t token = 0;  // identifies that segment for abandon()
+};
+
+class Queue {
+ public:
+  virtual ~Queue() = default;
+  virtual void push(std::span<const uint64_t> words, uint64_t timeline_value) = 0;
+  virtual QueueStatus status() = 0;
+  // Marks the queue abandoned if segment `token` is still the oldest unfinished one; its threads stop
+  // touching signals and the timeline. Returns false if that segment finished meanwhile.
+  virtual bool abandon(uint64_t token) = 0;
+  // After abandon(): every signal the queue's unfinished work would have written.
+  virtual std::vector<hcq::Signal*> dropped_signals() = 0;
+  // Blocks until the GPU finished everything submitted (for destroying an abandoned queue).
+};
+
+std::unique_ptr<Queue> start_queue(QueueConfig cfg);
+
+}  // namespace sluice::vulkan
