@@ -1,7 +1,8 @@
 #include "runtime/realize.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 
@@ -10,12 +11,12 @@
 #include "runtime/buffer.h"
 #include "runtime/debug.h"
 #include "runtime/device.h"
+#include "runtime/device_name.h"
+#include "runtime/profile.h"
 #include "runtime/reference.h"
 
 namespace sluice {
 namespace {
-
-constexpr std::byte kGuard{0xA5};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -23,38 +24,52 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// One device allocation of a run: the buffer the kernels see, inside `whole` with guards around it.
-struct Allocation {
-  hcq::Buffer whole, view;
-  UOp buffer;
-};
+// The device an item runs on: its (first) output's (canonical; `self` is the common case, kept cheap).
+std::string item_device(const ScheduleItem& it, const std::string& self) {
+  std::string d = it.bufs.at(0).device();
+  return d == self ? d : canonical_device(d);
+}
+size_t outputs_of(const ScheduleItem& it) { return it.ast.op() == Op::Sink ? it.ast.num_src() : 1; }
 
 }  // namespace
 
 Realizer::Realizer(hcq::Device& dev, render::Target target, RealizeOptions options)
-    : dev_(dev), opt_(options), target_(std::move(target)) {}
+    : dev_(dev), opt_(std::move(options)), target_(std::move(target)) {}
 Realizer::~Realizer() = default;
 
-std::vector<eval::HostArray> Realizer::run(const std::vector<Tensor>& tensors, RealizeReport* report) {
+void Realizer::set_options(RealizeOptions o) {
   std::lock_guard lock(mu_);
-  std::vector<UOp> outputs;
-  for (const Tensor& t : tensors) outputs.push_back(t.uop());
-  const Schedule s = schedule(outputs);
-  const int debug = debug_level();
+  opt_ = std::move(o);
+}
+RealizeOptions Realizer::options() const {
+  std::lock_guard lock(mu_);
+  return opt_;
+}
 
-  // Codegen: one kernel per compute item, named uniquely within this run; a repeated AST reuses its kernel.
+std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const ScheduleItem*>& items,
+                                                   RealizeReport& rep,
+                                                   std::vector<std::pair<hcq::Dims, hcq::Dims>>& dims) {
+  const int debug = debug_level();
+  std::vector<const hcq::Program*> progs(items.size(), nullptr);
+  dims.assign(items.size(), {});
+  // Codegen: one kernel per new AST, named uniquely within this batch; a known AST reuses its program.
   codegen::KernelNamer namer;
-  std::unordered_map<UOp, std::string> source_of;  // AST -> source
+  std::unordered_map<UOp, std::string> source_of;
   std::vector<std::string> new_sources, new_names;
-  std::vector<const hcq::Program*> progs(s.items.size(), nullptr);
-  std::vector<uint64_t> groups(s.items.size(), 0);
-  std::vector<hcq::Dims> dims(s.items.size());
-  RealizeReport rep;
-  for (size_t i = 0; i < s.items.size(); ++i) {
-    const ScheduleItem& it = s.items[i];
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const ScheduleItem& it = *items[i];
     if (it.ast.op() != Op::Sink) continue;
+    if (auto k = by_ast_.find(it.ast); k != by_ast_.end()) {
+      progs[i] = k->second.first;
+      dims[i] = k->second.second;
+      rep.kernels.push_back(
+          {progs[i] ? progs[i]->name() : "empty", join(it.metadata), dims[i].first.count(), 0, false});
+      continue;
+    }
     auto kit = kernels_.find(it.ast);
-    if (kit == kernels_.end()) kit = kernels_.emplace(it.ast, codegen::make_kernel(it.ast, target_.caps)).first;
+    if (kit == kernels_.end())
+      kit = kernels_.emplace(it.ast, codegen::make_kernel(it.ast, target_.caps)).first;
     codegen::Kernel k = kit->second;
     auto [src_it, fresh] = source_of.try_emplace(it.ast);
     if (fresh) {
@@ -69,100 +84,180 @@ std::vector<eval::HostArray> Realizer::run(const std::vector<Tensor>& tensors, R
     }
     if (debug >= 5) std::cerr << k.str();
     if (debug >= 4) std::cerr << src;
-    groups[i] = k.global_count();
-    dims[i] = {k.global_size[0], k.global_size[1], k.global_size[2]};
-    rep.kernels.push_back({k.name, join(it.metadata), groups[i], src.size(), is_new});
+    dims[i] = {{k.global_size[0], k.global_size[1], k.global_size[2]},
+               {k.local_size[0], k.local_size[1], k.local_size[2]}};
+    rep.kernels.push_back({k.name, join(it.metadata), k.global_count(), src.size(), is_new});
+    pending.push_back(i);
   }
   const uint64_t inv0 = dev_.compiler().invocations(), hits0 = dev_.compiler().cache_hits();
   if (!new_sources.empty()) {
     std::vector<hcq::Binary> bins = dev_.compiler().compile_many(new_sources);
-    for (size_t i = 0, j = 0; i < s.items.size() && j < new_sources.size(); ++i) {
-      const ScheduleItem& it = s.items[i];
-      if (it.ast.op() != Op::Sink) continue;
-      const std::string& src = source_of.at(it.ast);
-      if (programs_.count(src)) continue;
-      const size_t at = size_t(std::find(new_sources.begin(), new_sources.end(), src) - new_sources.begin());
-      programs_[src] = dev_.load_program(new_names[at], bins[at], {uint32_t(it.bufs.size()), 0});
+    for (size_t j = 0; j < new_sources.size(); ++j) {
+      size_t item = 0;  // any item with this source gives the layout (same AST, same buffers)
+      for (size_t i : pending)
+        if (source_of.at(items[i]->ast) == new_sources[j]) item = i;
+      programs_[new_sources[j]] =
+          dev_.load_program(new_names[j], bins[j], {uint32_t(items[item]->bufs.size()), 0});
     }
   }
-  rep.compiler_invocations = dev_.compiler().invocations() - inv0;
-  rep.compiler_cache_hits = dev_.compiler().cache_hits() - hits0;
-  for (size_t i = 0; i < s.items.size(); ++i)
-    if (s.items[i].ast.op() == Op::Sink) progs[i] = programs_.at(source_of.at(s.items[i].ast)).get();
+  rep.compiler_invocations += dev_.compiler().invocations() - inv0;
+  rep.compiler_cache_hits += dev_.compiler().cache_hits() - hits0;
+  for (size_t i : pending) {
+    const hcq::Program* p = dims[i].first.count() ? programs_.at(source_of.at(items[i]->ast)).get() : nullptr;
+    progs[i] = p;
+    by_ast_[items[i]->ast] = {p, dims[i]};
+  }
+  return progs;
+}
 
-  // Memory: every buffer of the schedule, inputs filled from their host data.
-  hcq::Allocator& alloc = dev_.allocator();
-  const uint64_t guard = opt_.guard_bytes;
-  std::unordered_map<UOp, Allocation> mem;
-  auto allocation = [&](const UOp& b) -> Allocation& {
-    auto [it, fresh] = mem.try_emplace(b);
-    if (!fresh) return it->second;
-    const uint64_t bytes = uint64_t(b.arg_as<int64_t>()) * uint64_t(b.dtype().itemsize());
-    Allocation& a = it->second;
-    a.buffer = b;
-    a.whole = alloc.alloc(std::max<uint64_t>(bytes + 2 * guard, 1));
-    a.view = {a.whole.addr + guard, bytes, 0};
-    if (guard) {
-      std::vector<std::byte> pat(guard, kGuard);
-      alloc.copyin(a.whole, pat.data(), guard, 0);
-      alloc.copyin(a.whole, pat.data(), guard, guard + bytes);
-    }
-    if (auto host = host_buffer(b); host && bytes) alloc.copyin(a.whole, host->bytes.data(), bytes, guard);
-    return a;
-  };
+uint64_t Realizer::execute(const std::vector<const ScheduleItem*>& items, RealizeReport& rep,
+                           Capture* capture, std::vector<std::shared_ptr<Buffer>>& used) {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<hcq::Dims, hcq::Dims>> dims;
+  std::vector<const hcq::Program*> progs = prepare(items, rep, dims);
+  if (capture && capture->device && capture->device != &dev_) {
+    capture->ok = false;
+    capture->why =
+        "the function runs kernels on two devices (" + capture->device->name() + ", " + dev_.name() + ")";
+  }
+  if (capture) capture->device = &dev_;
 
   hcq::HwQueue q;
-  for (size_t i = 0; i < s.items.size(); ++i) {
-    const ScheduleItem& it = s.items[i];
-    hcq::KernelArgs args;
-    for (const UOp& b : it.bufs) args.bufs.push_back(allocation(b).view.addr);
+  std::vector<std::shared_ptr<Buffer>> mine;
+  auto mem = [&](const UOp& b) {
+    std::shared_ptr<Buffer> m = ensure_device_buffer(b, dev_, opt_.guard_bytes);
+    mine.push_back(m);
+    return m;
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    const ScheduleItem& it = *items[i];
+    // The kernel writes its outputs: a host copy (kept for an input written in place) goes stale.
+    auto written = [&] {
+      for (size_t o = 0; o < outputs_of(it); ++o) drop_host_buffer(it.bufs[o]);
+    };
     if (it.ast.op() == Op::Copy) {
-      const uint64_t bytes = uint64_t(it.ast.arg_as<int64_t>());
-      if (bytes) q.copy(args.bufs[0], args.bufs[1], bytes);
       ++rep.copies;
-    } else if (groups[i]) {
-      q.exec(*progs[i], args, dims[i]);
+      const uint64_t bytes = uint64_t(it.ast.arg_as<int64_t>());
+      std::shared_ptr<Buffer> dst = mem(it.bufs[0]);
+      if (item_device(it, dev_.name()) == dev_.name() &&
+          canonical_device(it.bufs[1].device()) == dev_.name()) {
+        std::shared_ptr<Buffer> src = mem(it.bufs[1]);
+        if (bytes) q.copy(dst->addr(), src->addr(), bytes);
+        if (capture && bytes) {
+          capture->items.push_back(hcq::GraphCopy{dst->addr(), src->addr(), bytes});
+          capture->item_bufs.push_back({it.bufs[0], it.bufs[1]});
+        }
+      } else {  // from another device: through the host once its work so far is done (copyout waits)
+        if (!q.empty()) {
+          const uint64_t v = q.submit(dev_);
+          for (auto& m : mine) m->use(v);
+          q = hcq::HwQueue();
+        }
+        std::shared_ptr<Buffer> src = device_buffer(it.bufs[1]);
+        std::vector<std::byte> host =
+            src ? std::vector<std::byte>(bytes) : read_buffer_bytes(it.bufs[1], "copy");
+        if (src) src->copyout(host.data());
+        dst->copyin(host.data());
+        if (capture) capture->ok = false, capture->why = "a copy between devices";
+      }
+      written();
+      continue;
+    }
+    hcq::KernelArgs args;
+    for (const UOp& b : it.bufs) args.bufs.push_back(mem(b)->addr());
+    written();
+    if (!progs[i]) continue;
+    q.exec(*progs[i], args, dims[i].first, dims[i].second);
+    if (capture) {
+      capture->items.push_back(hcq::GraphExec{progs[i], args, dims[i].first, dims[i].second});
+      capture->item_bufs.push_back(it.bufs);
     }
   }
-  const uint64_t done = q.submit(dev_);
-  dev_.synchronize();
+  uint64_t done = 0;
+  if (!q.empty()) done = q.submit(dev_);
+  for (auto& m : mine) {
+    if (done) m->use(done);
+    used.push_back(m);
+    if (capture) capture->memory.push_back(m);
+  }
+  return done;
+}
 
-  // Results: each output's realized form evaluated over the device's memory (applies its final views).
-  auto read = [&](const UOp& b) {
-    auto it = mem.find(b);
-    if (it == mem.end()) return read_host_buffer(b);
-    std::vector<std::byte> bytes(it->second.view.size);
-    if (!bytes.empty()) alloc.copyout(bytes.data(), it->second.whole, bytes.size(), guard);
-    return eval::HostArray::from_bytes(b.dtype(), {b.arg_as<int64_t>()}, bytes);
-  };
-  std::vector<eval::HostArray> out;
+std::vector<UOp> Realizer::realize(const std::vector<Tensor>& tensors, RealizeReport* report,
+                                   Capture* capture) {
+  std::vector<UOp> outputs;
+  for (const Tensor& t : tensors) outputs.push_back(t.uop());
+  Schedule s = schedule(outputs);
+  if (opt_.edit_schedule) options().edit_schedule(s);
+  run_schedule(s, report, capture);
+  std::vector<UOp> forms;
   for (const UOp& o : outputs) {
     UOp form = o;
     for (const auto& [from, to] : s.becomes)
       if (from == o) form = to;
-    out.push_back(eval::evaluate(form, read));
+    forms.push_back(form);
+  }
+  return forms;
+}
+
+void Realizer::run_schedule(const Schedule& s, RealizeReport* report, Capture* capture) {
+  const int debug = debug_level();
+  const bool timed = debug >= 1 || profiling_enabled();
+  const auto t0 = std::chrono::steady_clock::now();
+
+  // Consecutive items of one device run together, on that device's Realizer.
+  RealizeReport rep;
+  std::vector<std::shared_ptr<Buffer>> used;
+  std::vector<hcq::Device*> devices;
+  std::vector<const ScheduleItem*> seg;
+  for (size_t i = 0; i < s.items.size();) {
+    const std::string d = item_device(s.items[i], dev_.name());
+    seg.clear();
+    for (; i < s.items.size() && item_device(s.items[i], dev_.name()) == d; ++i) seg.push_back(&s.items[i]);
+    Realizer& r = d == dev_.name() ? *this : realizer(d);
+    if (timed) r.dev_.set_profiling(true);
+    r.execute(seg, rep, capture, used);
+    if (std::find(devices.begin(), devices.end(), &r.dev_) == devices.end()) devices.push_back(&r.dev_);
   }
 
-  for (auto& [b, a] : mem) {
-    if (guard) {
-      std::vector<std::byte> g(2 * guard);
-      alloc.copyout(g.data(), a.whole, guard, 0);
-      alloc.copyout(g.data() + guard, a.whole, guard, guard + a.view.size);
-      for (size_t k = 0; k < g.size(); ++k)
-        if (g[k] != kGuard) {
-          rep.guard_violations.push_back("buffer of " + std::to_string(b.arg_as<int64_t>()) + " " +
-                                         b.dtype().name() + ": guard byte " + std::to_string(k) +
-                                         (k < guard ? " before the start" : " after the end"));
-          break;
-        }
-    }
-    a.whole.last_use = done;
-    alloc.free(a.whole);
+  if (opt_.guard_bytes || debug >= 1) {
+    for (hcq::Device* d : devices) d->synchronize();
+    for (const auto& b : used)
+      for (std::string& v : b->check_guards())
+        rep.guard_violations.push_back("buffer of " + std::to_string(b->size()) + " " + b->dtype().name() +
+                                       ": " + v);
   }
-  if (debug >= 1)
-    std::cerr << "realize: " << rep.kernels.size() << " kernels, " << rep.copies << " copies, "
-              << rep.compiler_invocations << " compiler runs\n";
+  if (debug >= 1) {
+    const double host_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    double dev_us = 0;
+    std::vector<hcq::ProfileRecord> recs;
+    for (hcq::Device* d : devices)
+      for (hcq::ProfileRecord& r : d->take_profile()) recs.push_back(std::move(r));
+    for (const hcq::ProfileRecord& r : recs) {
+      const double us = double(r.end_ns - r.start_ns) / 1e3;
+      dev_us += us;
+      if (debug >= 2)
+        std::fprintf(stderr, "  %-8s %-10s %-32s %10.2f us%s\n", r.device.c_str(), r.queue.c_str(),
+                     r.name.c_str(), us, r.bytes ? (" " + std::to_string(r.bytes) + " bytes").c_str() : "");
+    }
+    std::fprintf(
+        stderr, "realize: %zu kernels, %zu copies, %llu compiler runs, device %.2f us, wall %.2f us\n",
+        rep.kernels.size(), rep.copies, (unsigned long long)rep.compiler_invocations, dev_us, host_us);
+    if (profiling_enabled()) record_profile(std::move(recs));
+  }
   if (report) *report = std::move(rep);
+}
+
+eval::HostArray read_realized(const UOp& form) {
+  return eval::evaluate(form, [](const UOp& b) {
+    return eval::HostArray::from_bytes(b.dtype(), {b.arg_as<int64_t>()}, read_buffer_bytes(b, "realize"));
+  });
+}
+
+std::vector<eval::HostArray> Realizer::run(const std::vector<Tensor>& tensors, RealizeReport* report) {
+  std::vector<eval::HostArray> out;
+  for (const UOp& f : realize(tensors, report)) out.push_back(read_realized(f));
   return out;
 }
 

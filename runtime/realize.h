@@ -1,16 +1,25 @@
 #pragma once
-// realize: running a schedule on an hcq device (DESIGN.md §5) — the host harness that Tensor::realize will
-// grow from. For each ScheduleItem: lower and linearize (core/codegen), render (renderers/), compile every
-// new kernel of the schedule in ONE compiler batch (disk-cached), load, then allocate the buffers, copy
-// host data in, submit the kernels and copies in schedule order on one compute queue, and copy the
-// results out.
+// realize: running a schedule on hcq devices (DESIGN.md §5). For each ScheduleItem: lower and linearize
+// (core/codegen), render (renderers/), compile every new kernel of the schedule in ONE compiler batch
+// (disk-cached), load; then record the kernels and copies in schedule order into one compute queue per
+// device and submit. Buffers are device-resident (runtime/buffer.h): an input is copied in on its first
+// use, outputs stay on the device, and each output's realized form (a BUFFER, viewed) is returned, so a
+// later realize reads the device memory directly.
+//
+// Items of a schedule may live on several devices: a kernel runs on the device of its buffers (through
+// that device's registry Realizer), a COPY on its destination's; a COPY between two devices goes through
+// the host once the source is done.
+//
+// SLUICE_DEBUG (runtime/debug.h) >= 1 prints "realize: 3 kernels, 1 copies in 42.1 us" per realize,
+// >= 2 each kernel with its time (device timestamps); with SLUICE_PROFILE or debug the devices profile
+// and the records go to runtime/profile.h.
 //
 // Ownership and threading: a Realizer borrows its device (which must outlive it) and owns the programs it
-// loaded and its caches (kernels by AST, programs by source). run() is serialized by an internal mutex.
-// Buffers live only for one run(): inputs are copied in from their HostBuffer each time.
+// loaded and its caches (kernels by AST, programs by source). Calls are serialized by an internal mutex.
 // Failures: Error from codegen/rendering (`[lower]`, `[render]`), hcq errors from the device, ValueError
-// when an input buffer has no host data.
+// when a buffer is read that holds no data.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,15 +29,21 @@
 #include "core/codegen/kernel.h"
 #include "core/eval/evaluator.h"
 #include "hcq/device.h"
+#include "hcq/graph.h"
 #include "renderers/renderer.h"
 #include "runtime/tensor.h"
 
 namespace sluice {
 
+class Buffer;
+
 struct RealizeOptions {
-  // Sentinel bytes before and after every buffer a run allocates (0: none). A kernel that writes outside
-  // its buffer changes them; run() reports it in RealizeReport::guard_violations.
+  // Sentinel bytes before and after every buffer this Realizer allocates (0: none). A kernel that writes
+  // outside its buffer changes them; a run then reports it in RealizeReport::guard_violations (a run
+  // with guards waits for its device to finish).
   uint64_t guard_bytes = 0;
+  // Test-only: edits the schedule before it runs (to plant a faulty kernel, say).
+  std::function<void(Schedule&)> edit_schedule;
 };
 
 struct RealizeReport {
@@ -44,6 +59,17 @@ struct RealizeReport {
   std::vector<std::string> guard_violations;                   // "E_4_4 output 0: byte 3 after the end"
 };
 
+// What one realize ran, in order, for the JIT (runtime/jit.h): graph items with the BUFFER node behind
+// every address, on one device.
+struct Capture {
+  hcq::Device* device = nullptr;
+  std::vector<hcq::GraphItem> items;
+  std::vector<std::vector<UOp>> item_bufs;      // per item: the BUFFER of each address (copies: dst, src)
+  std::vector<std::shared_ptr<Buffer>> memory;  // every buffer used, kept alive with the capture
+  bool ok = true;
+  std::string why;  // when !ok: what cannot be captured
+};
+
 class Realizer {
  public:
   // `target`: how kernels for dev are built and rendered (its backend's target(dev)).
@@ -53,18 +79,40 @@ class Realizer {
   Realizer& operator=(const Realizer&) = delete;
 
   hcq::Device& device() const { return dev_; }
-  // Schedules the tensors together, runs their kernels, and returns each tensor's values (on NULL, the
-  // values are whatever the device's memory holds: only the path is exercised).
+  void set_options(RealizeOptions o);
+  RealizeOptions options() const;
+
+  // Schedules the tensors together, runs their kernels, and returns each tensor's realized form: a
+  // BUFFER node with device memory, viewed as the tensor. Returns once the work is submitted (reads wait).
+  std::vector<UOp> realize(const std::vector<Tensor>& tensors, RealizeReport* report = nullptr,
+                           Capture* capture = nullptr);
+  // Runs a schedule made earlier (each item on its device); returns once it is submitted. Kernels seen
+  // before are not lowered or compiled again: this is the eager launch of compiled kernels.
+  void run_schedule(const Schedule& s, RealizeReport* report = nullptr, Capture* capture = nullptr);
+  // realize, then each tensor's values copied to the host (on NULL, whatever its memory holds).
   std::vector<eval::HostArray> run(const std::vector<Tensor>& tensors, RealizeReport* report = nullptr);
 
  private:
+  // Codegen and one compile batch for the compute items among `items` that this device runs.
+  // dims: per item, its launch (work-groups, work-items per group).
+  std::vector<const hcq::Program*> prepare(const std::vector<const ScheduleItem*>& items, RealizeReport& rep,
+                                           std::vector<std::pair<hcq::Dims, hcq::Dims>>& dims);
+  // Runs `items` (all of this device) in order; returns the submission's timeline value (0: none).
+  uint64_t execute(const std::vector<const ScheduleItem*>& items, RealizeReport& rep, Capture* capture,
+                   std::vector<std::shared_ptr<Buffer>>& used);
+
   hcq::Device& dev_;
   RealizeOptions opt_;
   render::Target target_;
-  std::mutex mu_;
+  mutable std::recursive_mutex mu_;
   std::unordered_map<UOp, codegen::Kernel> kernels_;                         // by AST
   std::unordered_map<std::string, std::unique_ptr<hcq::Program>> programs_;  // by source
+  std::unordered_map<UOp, std::pair<const hcq::Program*, std::pair<hcq::Dims, hcq::Dims>>>
+      by_ast_;  // launch of a known AST
 };
+
+// Every value of a realized form (a BUFFER viewed by movement ops), read from device memory.
+eval::HostArray read_realized(const UOp& form);
 
 // The values of t computed on the process-wide CPU device and its Realizer (runtime/device.h).
 eval::HostArray realize_on_cpu(const Tensor& t);

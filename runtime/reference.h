@@ -6,8 +6,9 @@
 
 namespace sluice {
 
-// t's value, reading each buffer from the host data it was created from (HostBuffer, runtime/buffer.h).
-// Throws ValueError naming the buffer when one has no host data (Tensor::empty, or a kernel's output).
+// t's value, reading each buffer from its device memory when it has some (a realized tensor), else from the
+// host data it was created from (runtime/buffer.h). Throws ValueError naming the buffer when it has
+// neither (Tensor::empty).
 eval::HostArray reference(const Tensor& t);
 
 // The reader reference() uses, for evaluating graphs built from tensors' UOps by hand.

@@ -80,7 +80,6 @@ std::string Tensor::str() const {
      << ")";
   return os.str();
 }
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
 
 // ---------------------------------------------------------------- state and realize points
 
@@ -119,26 +118,8 @@ Tensor Tensor::bitcast(DType dt) const {
 
 // ---------------------------------------------------------------- realize
 
-namespace {
-// Runs t on its device's Realizer; the values come back staged on the host.
-std::shared_ptr<const HostBuffer> run_to_host(const Tensor& t) {
-  eval::HostArray a = realizer(t.device()).run({t}).at(0);
-  auto host = std::make_shared<HostBuffer>();
-  host->dtype = t.dtype();
-  host->size = t.numel();
-  host->bytes = a.to_bytes();
-  return host;
-}
-// A fresh BUFFER holding `host`, viewed in t's shape.
-Tensor staged(std::shared_ptr<const HostBuffer> host, const Tensor& t) {
-  UOp buf = UOp::new_buffer(t.device(), t.dtype(), t.numel());
-  attach_host_buffer(buf, std::move(host));
-  return Tensor(buf.reshape(t.shape()), t.device());
-}
-}  // namespace
-
 Tensor& Tensor::realize() {
-  *this = staged(run_to_host(*this), *this);
+  *this = Tensor(realizer(device_).realize({*this}).at(0), device_);
   return *this;
 }
 
@@ -152,16 +133,21 @@ void Tensor::read_into(const char* fn, DType want, const char* type_name, void* 
   const bool half_as_float = want == dtypes::float32 && (dt == dtypes::float16 || dt == dtypes::bfloat16);
   SLUICE_CHECK_IN(DTypeError, fn, dt == want || half_as_float)
       << "tensor is " << dt.name() << ", asked for " << type_name;
-  std::shared_ptr<const HostBuffer> host = run_to_host(*this);
-  *this = staged(host, *this);
+  realize();
+  // A dense realized form is its buffer's bytes; any other view is evaluated over the buffer on the host.
+  const UOp* u = &uop_;
+  if (u->op() == Op::Reshape) u = &u->src(0);
+  std::vector<std::byte> bytes = u->op() == Op::Buffer && u->arg_as<int64_t>() == numel()
+                                     ? read_buffer_bytes(*u, fn)
+                                     : read_realized(uop_).to_bytes();
   if (!half_as_float) {
-    if (!host->bytes.empty()) std::memcpy(out, host->bytes.data(), host->bytes.size());
+    if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
     return;
   }
   auto* f = static_cast<float*>(out);
-  for (int64_t k = 0; k < host->size; k++) {
+  for (int64_t k = 0; k < numel(); k++) {
     uint16_t bits;
-    std::memcpy(&bits, host->bytes.data() + 2 * k, 2);
+    std::memcpy(&bits, bytes.data() + 2 * k, 2);
     f[k] = dt == dtypes::float16 ? half_bits_to_float(bits) : bf16_bits_to_float(bits);
   }
 }

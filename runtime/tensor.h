@@ -166,6 +166,10 @@ class Tensor {
   int64_t numel() const { return uop_.numel(); }
   int64_t ndim() const { return int64_t(shape().size()); }
   std::string str() const;  // "Tensor(shape=(2, 3), dtype=float, device=CPU)"
+  // The values as nested lists, numpy style, for tensors of up to `max_elements` (realizes a copy):
+  // "Tensor([[1, 2.5], [nan, -inf]], dtype=float, device=CPU)"; larger ones print as str(). operator<<
+  // prints this.
+  std::string values_str(int64_t max_elements = 1000) const;
 
   // ---------------------------------------------------------------- state
   Tensor& assign(const Tensor& value);  // in-place write: this tensor's node becomes the ASSIGN
@@ -182,10 +186,10 @@ class Tensor {
 
   // ---------------------------------------------------------------- realize (runs kernels, blocks)
   // Schedules and runs this tensor on its device (the registry's Realizer, runtime/device.h), then makes
-  // this tensor a fresh BUFFER holding the result, viewed in its shape; copies made earlier keep their
-  // graph. The result is staged on the host for now (a HostBuffer, runtime/buffer.h): device-resident
-  // buffers come with the runtime's Buffer. Throws DeviceError for an absent device, and what the
-  // Realizer throws. On NULL the values are whatever its memory holds.
+  // this tensor its realized form: the BUFFER the result was stored into (device memory, runtime/buffer.h,
+  // which stays on the device), viewed in its shape; copies made earlier keep their graph. Returns once
+  // the work is submitted. Throws DeviceError for an absent device, and what the Realizer throws. On NULL
+  // the values are whatever its memory holds.
   Tensor& realize();
   // The values, flat in row-major order (realizes first). T must be this dtype's host type exactly
   // (float: float32, double: float64, int32_t: int32, bool: bool, ...); float16 and bfloat16 read as float.
@@ -507,6 +511,6 @@ Tensor operator>>(const Tensor& a, const Tensor& b);
 Tensor operator>>(const Tensor& a, Number b);
 Tensor operator-(const Tensor& a);
 Tensor operator~(const Tensor& a);
-std::ostream& operator<<(std::ostream& os, const Tensor& t);  // t.str()
+std::ostream& operator<<(std::ostream& os, const Tensor& t);  // t.values_str()
 
 }  // namespace sluice

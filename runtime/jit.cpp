@@ -1,0 +1,117 @@
+#include "runtime/jit.h"
+
+#include <cstdlib>
+
+#include "base/error.h"
+#include "hcq/graph.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/realize.h"
+
+namespace sluice {
+namespace {
+
+bool jit_disabled() {
+  const char* e = std::getenv("SLUICE_JIT");
+  return e && std::string(e) == "0";
+}
+
+// t realized as one dense buffer (a plain reshape of a BUFFER): the buffer, which replays patch in.
+UOp input_buffer(Tensor& t) {
+  auto dense = [&] {
+    const UOp* u = &t.uop();
+    if (u->op() == Op::Reshape) u = &u->src(0);
+    return u->op() == Op::Buffer && u->arg_as<int64_t>() == t.numel() ? *u : UOp();
+  };
+  if (UOp b = dense(); b && device_buffer(b)) return b;  // already on its device: nothing to schedule
+  t.realize();
+  UOp b = dense();
+  if (!b) {
+    t = t.contiguous();
+    t.realize();
+    b = dense();
+  }
+  SLUICE_ASSERT(b);
+  return b;
+}
+
+}  // namespace
+
+Jit::Jit(Fn fn) : fn_(std::move(fn)), disabled_(jit_disabled()) {}
+Jit::~Jit() = default;
+Jit::Jit(Jit&&) noexcept = default;
+Jit& Jit::operator=(Jit&&) noexcept = default;
+
+size_t Jit::kernel_count() const { return graph_ ? graph_->size() : 0; }
+
+std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
+  ++calls_;
+  if (graph_) return replay(inputs);
+  std::vector<Tensor> in = inputs;
+  for (Tensor& t : in) input_buffer(t);
+  if (calls_ == 1 || disabled_) {
+    std::vector<Tensor> out = fn_(in);
+    for (Tensor& t : out) t.realize();
+    return out;
+  }
+  capture(in);
+  return outputs_;
+}
+
+void Jit::capture(const std::vector<Tensor>& in) {
+  std::vector<Tensor> out = fn_(in);
+  SLUICE_CHECK_IN(ValueError, "jit", !out.empty()) << "the function returned no tensors";
+  auto cap = std::make_unique<Capture>();
+  std::vector<UOp> forms = realizer(out[0].device()).realize(out, nullptr, cap.get());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = Tensor(forms[i], out[i].device());
+  outputs_ = out;
+  if (!cap->ok || !cap->device || cap->items.empty()) {  // nothing to replay: stay unjitted
+    disabled_ = true;
+    return;
+  }
+  std::vector<UOp> in_bufs;
+  for (const Tensor& t : in) {
+    Tensor copy = t;
+    in_bufs.push_back(input_buffer(copy));
+    sigs_.push_back({t.shape(), t.dtype(), t.device()});
+  }
+  for (size_t item = 0; item < cap->item_bufs.size(); ++item)
+    for (uint32_t a = 0; a < cap->item_bufs[item].size(); ++a)
+      for (size_t k = 0; k < in_bufs.size(); ++k)
+        if (cap->item_bufs[item][a] == in_bufs[k]) patches_.push_back({item, a, k});
+  graph_ = std::make_unique<hcq::Graph>(*cap->device, cap->items);
+  capture_ = std::move(cap);
+}
+
+std::vector<Tensor> Jit::replay(const std::vector<Tensor>& inputs) {
+  SLUICE_CHECK_IN(ValueError, "jit", inputs.size() == sigs_.size())
+      << "captured with " << sigs_.size() << " inputs, called with " << inputs.size();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Sig& s = sigs_[k];
+    const Tensor& t = inputs[k];
+    SLUICE_CHECK_IN(ValueError, "jit", t.shape() == s.shape && t.dtype() == s.dtype && t.device() == s.device)
+        << "input " << k << ": captured " << tuple_str(s.shape) << " " << s.dtype.name() << " on " << s.device
+        << ", got " << tuple_str(t.shape()) << " " << t.dtype().name() << " on " << t.device();
+  }
+  hcq::Device& dev = *capture_->device;
+  std::vector<std::shared_ptr<Buffer>> mem;
+  for (const Tensor& t : inputs) {
+    Tensor copy = t;
+    mem.push_back(ensure_device_buffer(input_buffer(copy), dev));
+  }
+  for (const Patch& p : patches_) {
+    const uint64_t addr = mem[p.input]->addr();
+    if (auto* c = std::get_if<hcq::GraphCopy>(&capture_->items[p.item])) {
+      (p.arg == 0 ? c->dst : c->src) = addr;
+      graph_->set_copy(p.item, c->dst, c->src, c->size);
+    } else {
+      graph_->set_buf(p.item, p.arg, addr);
+    }
+  }
+  const uint64_t done = graph_->replay();
+  for (auto& m : mem) m->use(done);
+  for (auto& m : capture_->memory) m->use(done);
+  return outputs_;
+}
+
+}  // namespace sluice
