@@ -1,0 +1,306 @@
+// Runs the built `sluice` executable (SLUICE_CLI_PATH) and checks its output and exit codes. Each test
+// keeps its device work small (--quick, --filter, few iterations) so the suite stays fast.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Proc {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs `env <env> sluice <args>` through the shell; stdout and stderr captured separately.
+Proc sluice(const std::string& args, const std::string& env = "") {
+  const fs::path err_file =
+      fs::temp_directory_path() / ("sluice_cli_test_" + std::to_string(getpid()) + ".err");
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(SLUICE_CLI_PATH) + " " +
+                          args + " 2>" + err_file.string();
+  Proc r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  return r;
+}
+
+json parse(const Proc& r) {
+  try {
+    return json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON (" << e.what() << "):\n" << r.out << "\nstderr:\n" << r.err;
+    return json::object();
+  }
+}
+
+TEST(Cli, EverySubcommandHasHelp) {
+  for (const char* sub : {"", "devices", "conformance", "latency", "profile"}) {
+    Proc r = sluice(std::string(sub) + " --help");
+    EXPECT_EQ(r.code, 0) << sub;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ":\n" << r.out;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << sub << ": " << line;
+  }
+  EXPECT_NE(sluice("").code, 0);  // a subcommand is required
+  EXPECT_NE(sluice("frobnicate").code, 0);
+}
+
+TEST(Cli, DevicesJsonListsEveryKindWithProperties) {
+  Proc r = sluice("devices --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = parse(r);
+  std::set<std::string> names;
+  for (const json& d : j.at("devices")) {
+    names.insert(d.at("name").get<std::string>());
+    if (!d.at("present").get<bool>()) {
+      EXPECT_FALSE(d.at("reason").get<std::string>().empty()) << d;
+      continue;
+    }
+    EXPECT_FALSE(d.at("device_name").get<std::string>().empty()) << d;
+    EXPECT_TRUE(d.at("vendor").is_string());
+    EXPECT_TRUE(d.at("driver_version").is_string());
+    EXPECT_GE(d.at("queues").at("compute").get<int>(), 1) << d;
+    EXPECT_GE(d.at("queues").at("copy").get<int>(), 0) << d;
+    EXPECT_GE(d.at("limits").at("max_workgroup_size").get<int>(), 1) << d;
+    for (const char* dt : {"float16", "bfloat16", "int64", "float64"})
+      EXPECT_TRUE(d.at("dtypes").at(dt).is_boolean());
+  }
+  for (const char* kind : {"CUDA", "HIP", "VULKAN", "CL", "CPU", "NULL"})
+    EXPECT_TRUE(names.count(kind)) << kind;
+  json cpu;
+  for (const json& d : j["devices"])
+    if (d["name"] == "CPU") cpu = d;
+  ASSERT_TRUE(cpu.value("present", false));
+  EXPECT_EQ(cpu["vendor"], "host");
+  EXPECT_GT(cpu["memory_bytes"].get<uint64_t>(), 0u);
+
+  Proc human = sluice("devices");
+  EXPECT_EQ(human.code, 0);
+  std::istringstream lines(human.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+}
+
+TEST(Cli, ConformanceSweepHasAtLeast2000GeneratedCases) {
+  Proc r = sluice("conformance --device CPU --list --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json cases = parse(r).at("cases");
+  std::set<std::string> names, groups;
+  size_t ops = 0, size0 = 0, size1 = 0, views = 0, broadcast = 0;
+  for (const json& c : cases) {
+    const std::string n = c.at("name");
+    EXPECT_TRUE(names.insert(n).second) << "duplicate case " << n;
+    groups.insert(c.at("group").get<std::string>());
+    if (n.rfind("ops/", 0) != 0) continue;
+    ++ops;
+    const std::string shape = n.substr(n.rfind('/') + 1);
+    size0 += shape == "0" || shape.find("x0") != std::string::npos || shape.rfind("0x", 0) == 0;
+    size1 += shape == "1" || shape.find("x1") != std::string::npos || shape.rfind("1x", 0) == 0;
+    views += shape.find(".T") != std::string::npos || shape.find(".step2") != std::string::npos ||
+             shape.find(".flip") != std::string::npos;
+    broadcast += shape == "7x1_1x13";
+  }
+  EXPECT_GE(ops, 2000u);
+  EXPECT_GT(size0, 50u);
+  EXPECT_GT(size1, 50u);
+  EXPECT_GT(views, 100u);
+  EXPECT_GT(broadcast, 20u);
+  for (const char* g :
+       {"queue", "ops/unary", "ops/binary", "ops/compare", "ops/bitwise", "ops/ternary", "ops/reduce",
+        "ops/movement", "ops/index", "ops/linalg", "ops/nn", "ops/cast", "ops/creation"})
+    EXPECT_TRUE(groups.count(g)) << g;
+  Proc quick = sluice("conformance --device CPU --list --quick --json");
+  ASSERT_EQ(quick.code, 0);
+  EXPECT_LT(parse(quick)["cases"].size(), cases.size() / 4);
+}
+
+TEST(Cli, ConformanceQueueChecksPassOnCpuAndNull) {
+  Proc r = sluice("conformance --device CPU,NULL --filter 'queue/*' --json");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  json j = parse(r);
+  EXPECT_EQ(j.at("unexpected"), 0);
+  size_t passed = 0, skipped = 0;
+  for (const json& g : j.at("groups")) {
+    EXPECT_EQ(g.at("group"), "queue");
+    EXPECT_EQ(g.at("failed"), 0) << g;
+    passed += g.at("passed").get<size_t>();
+    skipped += g.at("skipped").get<size_t>();
+  }
+  EXPECT_GE(passed, 18u + 7u);  // every check on CPU, the ones NULL can do
+  EXPECT_GT(skipped, 0u);       // NULL declares what it cannot do, with a reason
+  for (const json& res : j.at("results")) {
+    if (res.at("status") == "skipped") { EXPECT_FALSE(res.at("detail").get<std::string>().empty()) << res; }
+  }
+}
+
+TEST(Cli, ConformanceOpsPassOnCpu) {
+  Proc r = sluice("conformance --device CPU --filter 'ops/add/*' --json");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  json j = parse(r);
+  EXPECT_EQ(j.at("unexpected"), 0);
+  ASSERT_EQ(j.at("groups").size(), 1u);
+  EXPECT_GE(j["groups"][0].at("passed").get<int>(), 80);
+  EXPECT_LT(j["groups"][0].at("worst_error").get<double>(), 1e-5);
+}
+
+TEST(Cli, ConformanceCatchesAPlantedWrongResult) {
+  const std::string name = "ops/mul/float32/7x13_7x13";
+  Proc r = sluice("conformance --device CPU --filter " + name + " --json", "SLUICE_CONFORMANCE_PLANT=wrong");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  json j = parse(r);
+  EXPECT_EQ(j.at("unexpected"), 1);
+  ASSERT_EQ(j.at("results").size(), 1u);
+  const json& f = j["results"][0];
+  EXPECT_EQ(f.at("status"), "failed");
+  EXPECT_NE(f.at("detail").get<std::string>().find("element 0"), std::string::npos) << f;
+  EXPECT_EQ(f.at("reproduce"), "sluice conformance --device CPU --filter " + name);
+}
+
+TEST(Cli, ConformanceCatchesAPlantedOutOfBoundsWrite) {
+  Proc r = sluice("conformance --device CPU --filter 'ops/neg/float32/7x13' --json",
+                  "SLUICE_CONFORMANCE_PLANT=oob");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  json j = parse(r);
+  ASSERT_EQ(j.at("results").size(), 1u);
+  EXPECT_NE(j["results"][0].at("detail").get<std::string>().find("out-of-bounds"), std::string::npos) << j;
+  // The human output names the failure and the command that reproduces it.
+  Proc human =
+      sluice("conformance --device CPU --filter 'ops/neg/float32/7x13'", "SLUICE_CONFORMANCE_PLANT=oob");
+  EXPECT_EQ(human.code, 1);
+  EXPECT_NE(human.out.find("FAIL CPU ops/neg/float32/7x13"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("sluice conformance --device CPU --filter ops/neg/float32/7x13"),
+            std::string::npos);
+}
+
+TEST(Cli, BadInputIsAClearErrorWithExitCode2) {
+  Proc dev = sluice("conformance --device NOSUCH --quick");
+  EXPECT_EQ(dev.code, 2);
+  EXPECT_NE(dev.err.find("unknown device \"NOSUCH\""), std::string::npos) << dev.err;
+  Proc absent = sluice("latency --device CUDA:3 --quick");
+  EXPECT_EQ(absent.code, 2) << absent.err;
+  EXPECT_NE(absent.err.find("CUDA:3"), std::string::npos) << absent.err;
+  Proc filter = sluice("conformance --device CPU --filter 'nothing/*'");
+  EXPECT_EQ(filter.code, 2);
+  EXPECT_NE(filter.err.find("matches no case"), std::string::npos) << filter.err;
+  EXPECT_NE(sluice("latency --iters -3").code, 0);
+  Proc plant =
+      sluice("conformance --device CPU --filter 'ops/neg/float32/7'", "SLUICE_CONFORMANCE_PLANT=bogus");
+  EXPECT_EQ(plant.code, 1);
+  EXPECT_NE(plant.err.find("bogus"), std::string::npos) << plant.err;
+}
+
+// Latency JSON: every metric measured (or skipped with a reason), ordered statistics, bandwidth points;
+// the HTML report parses as XML and holds one plot per measured metric plus the bandwidth plot.
+TEST(Cli, LatencyJsonAndHtmlReport) {
+  const fs::path html = fs::temp_directory_path() / ("sluice_cli_test_" + std::to_string(getpid()) + ".html");
+  Proc r = sluice("latency --device NULL --quick --iters 30 --json --html " + html.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = parse(r);
+  ASSERT_EQ(j.at("devices").size(), 1u);
+  const json& d = j["devices"][0];
+  EXPECT_EQ(d.at("device"), "NULL");
+  std::set<std::string> metrics;
+  size_t measured = 0;
+  for (const json& m : d.at("latency")) {
+    metrics.insert(m.at("name").get<std::string>());
+    if (m.contains("skipped")) continue;
+    ++measured;
+    EXPECT_EQ(m.at("samples"), 30);
+    EXPECT_LE(m.at("min_ns").get<double>(), m.at("median_ns").get<double>()) << m;
+    EXPECT_LE(m.at("median_ns").get<double>(), m.at("p99_ns").get<double>()) << m;
+    EXPECT_LE(m.at("p99_ns").get<double>(), m.at("max_ns").get<double>()) << m;
+  }
+  for (const char* m : {"empty_submit", "submit_signal", "host_signal_wake", "kernel_eager", "graph_replay",
+                        "compute_to_copy", "copy_to_compute", "cross_device"})
+    EXPECT_TRUE(metrics.count(m)) << m;
+  std::set<uint64_t> sizes;
+  for (const json& b : d.at("bandwidth")) {
+    sizes.insert(b.at("bytes").get<uint64_t>());
+    EXPECT_GT(b.at("median_gbps").get<double>(), 0) << b;
+  }
+  EXPECT_EQ(*sizes.begin(), 4096u);
+  EXPECT_EQ(*sizes.rbegin(), 16u << 20);  // --quick stops at 16 MiB
+  EXPECT_EQ(d["bandwidth"].size(), 3 * sizes.size());
+
+  ASSERT_TRUE(fs::exists(html));
+  std::ifstream f(html);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string page = ss.str();
+  EXPECT_EQ(page.find("src="), std::string::npos) << "external resource";
+  EXPECT_EQ(page.find("<link"), std::string::npos) << "external resource";
+  if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") != 0) {
+    fs::remove(html);
+    GTEST_SKIP() << "python3 is not available to parse the HTML report as XML";
+  }
+  // Well-formed XML, with one <svg> per measured metric plus the bandwidth plot.
+  const std::string check =
+      "python3 -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); "
+      "print(len(r.findall('.//{http://www.w3.org/2000/svg}svg')))\" " +
+      html.string();
+  FILE* p = popen(check.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[64] = {};
+  const size_t got = fread(buf, 1, sizeof buf - 1, p);
+  EXPECT_EQ(pclose(p), 0) << "the report does not parse as XML";
+  EXPECT_EQ(std::string(buf, got), std::to_string(measured + 1) + "\n");
+  fs::remove(html);
+}
+
+TEST(Cli, LatencyHumanOutputOnCpu) {
+  Proc r = sluice("latency --device CPU --quick --iters 20");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* m : {"empty_submit", "submit_signal", "graph_replay", "bandwidth GB/s", "16 MiB"})
+    EXPECT_NE(r.out.find(m), std::string::npos) << m << "\n" << r.out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+}
+
+TEST(Cli, ProfileWritesATraceWithOneTrackPerQueue) {
+  const fs::path trace =
+      fs::temp_directory_path() / ("sluice_cli_test_" + std::to_string(getpid()) + ".json");
+  Proc r = sluice("profile -o " + trace.string() + " --json -- latency --device CPU --quick --iters 5");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  json j = parse(r);
+  EXPECT_GT(j.at("slices").get<int>(), 10);
+  std::set<std::string> tracks;
+  for (auto& [track, n] : j.at("tracks").items()) tracks.insert(track.substr(track.find(':') + 1));
+  EXPECT_TRUE(tracks.count("compute:0")) << j;
+  EXPECT_TRUE(tracks.count("copy:0")) << j;
+  // The trace itself: Chrome trace-event JSON whose slices carry names and byte counts of copies.
+  std::ifstream f(trace);
+  json t = json::parse(f);
+  size_t copies = 0;
+  for (const json& e : t.at("traceEvents"))
+    if (e.value("ph", "") == "X" && e.value("cat", "") == "copy")
+      copies += e.at("args").at("bytes").get<uint64_t>() > 0;
+  EXPECT_GT(copies, 0u);
+  fs::remove(trace);
+
+  Proc none = sluice("profile -o " + trace.string() + " -- true");
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.err.find("no trace"), std::string::npos) << none.err;
+  EXPECT_NE(sluice("profile").code, 0);  // no command
+}
+
+}  // namespace

@@ -1,0 +1,79 @@
+#pragma once
+// Shared pieces of the `sluice` command line (tools/sluice/): the subcommands' entry points, device
+// enumeration and selection, terminal output (80 columns, a progress bar on a terminal) and statistics.
+//
+// Exit codes, every subcommand: 0 success; 1 a check or case failed, or a device failed during the run;
+// 2 bad input (unknown device, a filter that matches nothing, a bad option value). CLI11's own parse
+// errors keep CLI11's codes (non-zero). Errors go to stderr as one line `sluice <cmd>: error: ...`.
+// Threading: the command line runs on the main thread; checks may start their own threads.
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hcq/device.h"
+
+namespace sluice::cli {
+
+inline constexpr int kExitFailed = 1, kExitUsage = 2;
+
+// Bad input from the user: reported as `error: <message>`, exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Each subcommand adds itself to the app; its callback sets `exit_code`.
+void add_devices_command(CLI::App& app, int& exit_code);
+void add_conformance_command(CLI::App& app, int& exit_code);
+void add_latency_command(CLI::App& app, int& exit_code);
+void add_profile_command(CLI::App& app, int& exit_code);
+
+// One device the registry can name: "CPU", "VULKAN:1". present: it opened (dev is the registry's).
+struct DeviceSlot {
+  std::string name;
+  bool present = false;
+  std::string reason;  // why not, when !present
+  hcq::Device* dev = nullptr;
+};
+// Every kind compiled in, and for kinds with hardware every ordinal that opens (see devices.cpp).
+std::vector<DeviceSlot> enumerate_devices();
+// The devices a --device option names: "" or "all" = every present device; else a comma-separated list
+// of names, each opened. Throws UsageError for an unknown or absent device (listing the present ones).
+std::vector<std::string> select_devices(const std::string& spec);
+// The default device's name (runtime/device_name.h default_device), as UsageError if none opens.
+std::string default_device_name();
+
+bool stdout_is_terminal();
+// A one-line progress bar on stderr, drawn only when stdout is a terminal and --json is off.
+class Progress {
+ public:
+  Progress(std::string label, size_t total, bool enabled);
+  ~Progress();
+  void step(size_t n = 1);
+
+ private:
+  void draw();
+  std::string label_;
+  size_t total_, done_ = 0;
+  bool enabled_;
+  int last_permille_ = -1;
+};
+
+// Glob with `*` (any run of characters, '/' included) and `?` (one character).
+bool glob_match(const std::string& pattern, const std::string& text);
+
+std::string format_bytes(uint64_t bytes);  // "4 KiB", "256 MiB", "7.8 GiB"
+std::string format_ns(double ns);          // "850 ns", "12.3 us", "4.1 ms"
+
+struct Stats {
+  double min = 0, median = 0, p99 = 0, max = 0;
+  size_t n = 0;
+};
+Stats stats_of(std::vector<double> samples);  // empty samples: all zero
+
+// Shell-quotes s when it holds anything but [A-Za-z0-9_./:=-], for the reproduce lines.
+std::string shell_quote(const std::string& s);
+
+}  // namespace sluice::cli

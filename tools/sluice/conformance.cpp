@@ -1,0 +1,309 @@
+// `sluice conformance`: the queue checks (queue_checks.h) and the op sweep (op_sweep.h) on each device,
+// a device x group summary, one reproducing command per failure, and exit code 1 on any unexpected
+// result (a failure, or a pass of a known failure). Op cases run in batches: one Realizer::run per batch
+// schedules many cases together, so their kernels compile in one compiler invocation; a batch that
+// throws or trips a guard is rerun case by case to find the culprit.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "runtime/device.h"
+#include "runtime/realize.h"
+#include "runtime/reference.h"
+#include "tools/sluice/cli.h"
+#include "tools/sluice/expectations.h"
+#include "tools/sluice/op_sweep.h"
+#include "tools/sluice/plant.h"
+#include "tools/sluice/queue_checks.h"
+#include "tools/sluice/trace.h"
+
+namespace sluice::cli {
+namespace {
+
+constexpr size_t kBatch = 64;    // op cases scheduled together
+constexpr uint64_t kGuard = 64;  // sentinel bytes around every buffer
+
+enum class Status { Pass, Fail, Skip, XFail, XPass };
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::Pass: return "passed";
+    case Status::Fail: return "failed";
+    case Status::Skip: return "skipped";
+    case Status::XFail: return "expected failure";
+    case Status::XPass: return "unexpected pass";
+  }
+  return "?";
+}
+
+struct Result {
+  std::string device, name, group;
+  Status status = Status::Pass;
+  double error = 0;    // worst |got - want| / max(1, |want|) over the case's float elements
+  std::string detail;  // why it failed or was skipped
+};
+
+// Floats within atol + rtol*|want| (NaN matches NaN, infinities exactly), integers and bools exactly;
+// elements the reference marks undefined are not compared. Returns "" when they match.
+std::string compare(const eval::HostArray& got, const eval::HostArray& want, double rtol, double atol,
+                    double& worst) {
+  if (got.dtype != want.dtype || got.shape != want.shape)
+    return "got " + got.dtype.name() + " " + std::to_string(got.numel()) + " elements, want " +
+           want.dtype.name() + " " + std::to_string(want.numel());
+  for (int64_t k = 0; k < want.numel(); ++k) {
+    if (!want.is_defined(k)) continue;
+    bool ok;
+    if (want.dtype.is_float()) {
+      const double x = got.f[size_t(k)], w = want.f[size_t(k)];
+      if (!std::isnan(w) && !std::isinf(w) && !std::isnan(x))
+        worst = std::max(worst, std::abs(x - w) / std::max(1.0, std::abs(w)));
+      ok = std::isnan(w)   ? std::isnan(x)
+           : std::isinf(w) ? x == w
+                           : std::abs(x - w) <= atol + rtol * std::abs(w);
+    } else {
+      ok = got.i[size_t(k)] == want.i[size_t(k)];
+    }
+    if (!ok) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "element %lld: got %.9g, want %.9g", (long long)k, got.value(k),
+                    want.value(k));
+      return buf;
+    }
+  }
+  return "";
+}
+
+struct Runner {
+  std::string device;
+  Realizer* realizer;
+  std::vector<Result>& out;
+
+  // One case alone: realize, compare, check the guards.
+  void run_one(const OpCase& c, const Tensor& t, const eval::HostArray& want, Result& r) {
+    try {
+      RealizeReport rep;
+      eval::HostArray got = realizer->run({t}, &rep).at(0);
+      r.detail = compare(got, want, c.rtol, c.atol, r.error);
+      if (r.detail.empty() && !rep.guard_violations.empty())
+        r.detail = "out-of-bounds write: " + rep.guard_violations[0];
+    } catch (const std::exception& e) { r.detail = e.what(); }
+  }
+
+  void run_batch(const std::vector<const OpCase*>& cases) {
+    std::vector<Result> results;
+    std::vector<Tensor> tensors;
+    std::vector<eval::HostArray> wants;
+    std::vector<size_t> live;  // results that have a tensor to realize
+    for (const OpCase* c : cases) {
+      Result r{device, c->name, c->group, Status::Pass, 0, ""};
+      try {
+        Tensor t = c->build(device);
+        wants.push_back(reference(t));
+        tensors.push_back(t);
+        live.push_back(results.size());
+      } catch (const std::exception& e) { r.detail = std::string("building the case: ") + e.what(); }
+      results.push_back(r);
+    }
+    bool alone = false;
+    try {
+      RealizeReport rep;
+      std::vector<eval::HostArray> got = realizer->run(tensors, &rep);
+      alone = !rep.guard_violations.empty();  // which case wrote out of bounds: find out one by one
+      for (size_t j = 0; j < live.size() && !alone; ++j) {
+        const OpCase& c = *cases[live[j]];
+        results[live[j]].detail = compare(got[j], wants[j], c.rtol, c.atol, results[live[j]].error);
+      }
+    } catch (const std::exception&) { alone = true; }
+    if (alone)
+      for (size_t j = 0; j < live.size(); ++j) {
+        results[live[j]].error = 0;
+        run_one(*cases[live[j]], tensors[j], wants[j], results[live[j]]);
+      }
+    for (size_t j = 0; j < results.size(); ++j) out.push_back(finish(results[j]));
+  }
+
+  // Applies the expectation table to a result that ran.
+  Result finish(Result r) {
+    const Expectation* e = expectation_for(r.device, r.name);
+    const bool failed = !r.detail.empty();
+    if (e && e->expect == Expect::KnownFailure) {
+      r.status = failed ? Status::XFail : Status::XPass;
+      if (!failed)
+        r.detail = std::string("known failure passed (") + e->reason + "): remove it from expectations.cpp";
+    } else {
+      r.status = failed ? Status::Fail : Status::Pass;
+    }
+    return r;
+  }
+};
+
+struct Options {
+  std::string device, filter;
+  bool quick = false, json = false, list = false;
+};
+
+std::string reproduce(const Result& r) {
+  return "sluice conformance --device " + r.device + " --filter " + shell_quote(r.name);
+}
+
+std::string fit(std::string s, size_t width) {
+  for (char& c : s)
+    if (c == '\n') c = ' ';
+  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
+}
+
+int run(const Options& o) {
+  std::vector<std::string> devices = select_devices(o.device);
+  // The selected cases: --quick's subset, then --filter.
+  std::vector<const QueueCheck*> checks;
+  std::vector<const OpCase*> ops;
+  for (const QueueCheck& q : queue_checks())
+    if (glob_match(o.filter, q.name)) checks.push_back(&q);
+  for (const OpCase& c : op_cases())
+    if ((!o.quick || c.quick) && glob_match(o.filter, c.name)) ops.push_back(&c);
+  if (checks.empty() && ops.empty())
+    throw UsageError("--filter '" + o.filter +
+                     "' matches no case (names look like queue/exec or ops/add/float32/7x13)");
+
+  if (o.list) {  // the selected cases, without running them
+    nlohmann::json j = nlohmann::json::array();
+    for (const QueueCheck* q : checks) j.push_back({{"name", q->name}, {"group", "queue"}});
+    for (const OpCase* c : ops) j.push_back({{"name", c->name}, {"group", c->group}});
+    if (o.json)
+      std::cout << nlohmann::json{{"cases", j}}.dump(2) << "\n";
+    else
+      for (const auto& c : j) std::printf("%s\n", std::string(c["name"]).c_str());
+    return 0;
+  }
+  const bool bar = !o.json && stdout_is_terminal();
+  std::vector<Result> results;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const std::string& name : devices) {
+    hcq::Device& dev = open_device(name);
+    trace_device(dev);
+    Progress progress(name, checks.size() + ops.size(), bar);
+    CheckContext ctx{name, dev, nullptr};
+    for (const QueueCheck* q : checks) {
+      Result r{name, q->name, "queue", Status::Pass, 0, ""};
+      if (const Expectation* e = expectation_for(name, q->name); e && e->expect == Expect::Unsupported) {
+        r.status = Status::Skip, r.detail = e->reason;
+      } else {
+        try {
+          q->run(ctx);
+        } catch (const SkipCheck& e) {
+          r.status = Status::Skip, r.detail = e.what();
+        } catch (const std::exception& e) {
+          r.detail = e.what();
+          if (r.detail.empty()) r.detail = "failed";
+        }
+        if (r.status != Status::Skip) r = Runner{name, nullptr, results}.finish(r);
+      }
+      results.push_back(r);
+      progress.step();
+    }
+    if (ops.empty()) continue;
+    RealizeOptions guarded;
+    guarded.guard_bytes = kGuard;
+    Realizer* realizer = nullptr;
+    if (std::getenv("SLUICE_CONFORMANCE_PLANT"))  // test-only (plant.h); kept until exit, as the registry's
+      realizer = new Realizer(dev, planted_target(device_target(name), name), guarded);
+    else
+      (realizer = &sluice::realizer(name))->set_options(guarded);
+    Runner runner{name, realizer, results};
+    std::vector<const OpCase*> batch;
+    auto flush = [&] {
+      runner.run_batch(batch);
+      progress.step(batch.size());
+      batch.clear();
+    };
+    for (const OpCase* c : ops) {
+      if (const Expectation* e = expectation_for(name, c->name); e && e->expect == Expect::Unsupported) {
+        results.push_back({name, c->name, c->group, Status::Skip, 0, e->reason});
+        progress.step();
+        continue;
+      }
+      batch.push_back(c);
+      if (batch.size() == kBatch) flush();
+    }
+    if (!batch.empty()) flush();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // Summary per device and group, in first-seen order.
+  struct Row {
+    std::string device, group;
+    size_t n[5] = {};
+    double worst = 0;
+  };
+  std::vector<Row> rows;
+  std::map<std::pair<std::string, std::string>, size_t> at;
+  size_t unexpected = 0;
+  for (const Result& r : results) {
+    auto [it, fresh] = at.emplace(std::make_pair(r.device, r.group), rows.size());
+    if (fresh) rows.push_back({r.device, r.group});
+    Row& row = rows[it->second];
+    row.n[int(r.status)]++;
+    row.worst = std::max(row.worst, r.error);
+    unexpected += r.status == Status::Fail || r.status == Status::XPass;
+  }
+  if (o.json) {
+    nlohmann::json j;
+    j["seconds"] = seconds;
+    j["cases"] = results.size();
+    j["unexpected"] = unexpected;
+    j["groups"] = nlohmann::json::array();
+    for (const Row& row : rows)
+      j["groups"].push_back({{"device", row.device},
+                             {"group", row.group},
+                             {"passed", row.n[0]},
+                             {"failed", row.n[1]},
+                             {"skipped", row.n[2]},
+                             {"expected_failures", row.n[3]},
+                             {"unexpected_passes", row.n[4]},
+                             {"worst_error", row.worst}});
+    j["results"] = nlohmann::json::array();
+    for (const Result& r : results) {
+      if (r.status == Status::Pass) continue;
+      nlohmann::json e = {{"device", r.device},
+                          {"name", r.name},
+                          {"group", r.group},
+                          {"status", status_name(r.status)},
+                          {"detail", r.detail}};
+      if (r.status == Status::Fail || r.status == Status::XPass) e["reproduce"] = reproduce(r);
+      j["results"].push_back(e);
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("%-8s %-16s %7s %7s %7s %7s %10s\n", "device", "group", "passed", "failed", "skipped",
+                "xfail", "worst err");
+    for (const Row& row : rows)
+      std::printf("%-8s %-16s %7zu %7zu %7zu %7zu %10.2g\n", fit(row.device, 8).c_str(),
+                  fit(row.group, 16).c_str(), row.n[0], row.n[1] + row.n[4], row.n[2], row.n[3], row.worst);
+    for (const Result& r : results) {
+      if (r.status != Status::Fail && r.status != Status::XPass) continue;
+      std::printf("\n%s %s %s\n  %s\n  %s\n", r.status == Status::Fail ? "FAIL" : "XPASS", r.device.c_str(),
+                  fit(r.name, 60).c_str(), fit(r.detail, 76).c_str(), reproduce(r).c_str());
+    }
+    std::printf("\n%zu cases on %zu device(s) in %.1f s: %zu unexpected\n", results.size(), devices.size(),
+                seconds, unexpected);
+  }
+  return unexpected ? kExitFailed : 0;
+}
+
+}  // namespace
+
+void add_conformance_command(CLI::App& app, int& exit_code) {
+  static Options o;
+  CLI::App* cmd = app.add_subcommand("conformance", "Queue checks and op sweep against the reference");
+  cmd->add_option("--device", o.device, "Devices, comma-separated (default: all present)");
+  cmd->add_option("--filter", o.filter, "Only cases matching this glob ('ops/add/*')")->default_val("*");
+  cmd->add_flag("--quick", o.quick, "Representative subset: about one case per op");
+  cmd->add_flag("--json", o.json, "Machine-readable output on stdout");
+  cmd->add_flag("--list", o.list, "List the selected cases instead of running them");
+  cmd->callback([&exit_code] { exit_code = run(o); });
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,79 @@
+// `sluice devices`: every backend compiled in, present or absent (with the reason), and for each device
+// that opens its properties (hcq::Properties), queues and supported dtypes.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "tools/sluice/cli.h"
+
+namespace sluice::cli {
+namespace {
+
+nlohmann::json device_json(const DeviceSlot& s) {
+  nlohmann::json j = {{"name", s.name}, {"present", s.present}};
+  if (!s.present) {
+    j["reason"] = s.reason;
+    return j;
+  }
+  hcq::Properties p = s.dev->properties();
+  j["device_name"] = p.device_name;
+  j["vendor"] = p.vendor;
+  j["driver_version"] = p.driver_version;
+  j["memory_bytes"] = p.memory_bytes;
+  j["queues"] = {{"compute", s.dev->queue_count(hcq::QueueKind::Compute)},
+                 {"copy", s.dev->queue_count(hcq::QueueKind::Copy)}};
+  j["limits"] = {{"max_workgroup_size", p.max_workgroup_size},
+                 {"local_memory_bytes", p.local_memory_bytes},
+                 {"max_buffers", p.max_buffers}};
+  j["dtypes"] = {
+      {"float16", p.float16}, {"bfloat16", p.bfloat16}, {"int64", p.int64}, {"float64", p.float64}};
+  return j;
+}
+
+void print_human(const nlohmann::json& devs) {
+  for (const auto& d : devs) {
+    std::string name = d["name"];
+    if (!d["present"]) {
+      std::string reason = d["reason"];
+      if (reason.size() > 60) reason = reason.substr(0, 57) + "...";
+      std::printf("%-10s absent   %s\n", name.c_str(), reason.c_str());
+      continue;
+    }
+    std::printf("%-10s present  %s\n", name.c_str(), std::string(d["device_name"]).c_str());
+    std::string drv = d["driver_version"];
+    std::printf("  %-16s %s%s%s\n", "vendor", std::string(d["vendor"]).c_str(),
+                drv.empty() ? "" : ", driver ", drv.c_str());
+    std::printf("  %-16s %s\n", "memory", format_bytes(d["memory_bytes"]).c_str());
+    std::printf("  %-16s %d compute, %d copy\n", "queues", int(d["queues"]["compute"]),
+                int(d["queues"]["copy"]));
+    const auto& l = d["limits"];
+    uint32_t max_bufs = l["max_buffers"];
+    std::printf("  %-16s workgroup %u, local memory %s, buffers %s\n", "limits",
+                unsigned(l["max_workgroup_size"]), format_bytes(l["local_memory_bytes"]).c_str(),
+                max_bufs ? std::to_string(max_bufs).c_str() : "no limit");
+    std::string dts;
+    for (const char* k : {"float16", "bfloat16", "int64", "float64"})
+      dts += std::string(dts.empty() ? "" : "  ") + k + (d["dtypes"][k] ? " yes" : " no");
+    std::printf("  %-16s %s\n", "dtypes", dts.c_str());
+  }
+}
+
+}  // namespace
+
+void add_devices_command(CLI::App& app, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand("devices", "Backends compiled in and the devices that open");
+  static bool json = false;
+  cmd->add_flag("--json", json, "Machine-readable output on stdout");
+  cmd->callback([&exit_code] {
+    nlohmann::json devs = nlohmann::json::array();
+    for (const DeviceSlot& s : enumerate_devices()) devs.push_back(device_json(s));
+    if (json)
+      std::cout << nlohmann::json{{"devices", devs}}.dump(2) << "\n";
+    else
+      print_human(devs);
+    exit_code = 0;
+  });
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,53 @@
+#include "tools/sluice/expectations.h"
+
+#include <iterator>
+
+#include "runtime/device_name.h"
+#include "tools/sluice/cli.h"
+
+namespace sluice::cli {
+namespace {
+
+constexpr const char* kNullNoValues =
+    "NULL runs no kernels and copies nothing: there are no values to compare";
+constexpr const char* kClNoHalf = "the OpenCL device has no cl_khr_fp16: kernels using half do not build";
+constexpr const char* kNullNoBlocking =
+    "NULL completes every command at submit: a queue's wait holds nothing back";
+
+// clang-format off
+const Expectation kTable[] = {
+    // kind    case glob                      expectation            reason
+    {"NULL",  "ops/*",                        Expect::Unsupported,   kNullNoValues},
+    {"NULL",  "queue/exec*",                  Expect::Unsupported,   kNullNoValues},
+    {"NULL",  "queue/resubmit",               Expect::Unsupported,   kNullNoValues},
+    {"NULL",  "queue/patch_buf",              Expect::Unsupported,   kNullNoValues},
+    {"NULL",  "queue/copy_*",                 Expect::Unsupported,   kNullNoValues},
+    {"NULL",  "queue/barrier",                Expect::Unsupported,   kNullNoValues},
+    {"NULL",  "queue/graph_replay",           Expect::Unsupported,   kNullNoValues},
+    {"NULL",  "queue/host_wait",              Expect::Unsupported,   kNullNoBlocking},
+    {"NULL",  "queue/cross_device_wait",      Expect::Unsupported,   kNullNoBlocking},
+    {"NULL",  "queue/failed_signal",          Expect::KnownFailure,
+     "a wait on a failed signal does not fail the signals of its submission (queue.h says it must)"},
+    {"VULKAN", "ops/*bfloat16*",              Expect::Unsupported,   "bfloat16 has no SPIR-V type for Vulkan"},
+    {"CL",    "ops/*/float16/*",              Expect::Unsupported,   kClNoHalf},
+    {"CL",    "ops/*_float16/*",              Expect::Unsupported,   kClNoHalf},
+    {"CPU",   "ops/randn/float64/*",          Expect::KnownFailure,
+     "differs from the reference by ~6e-8 relative (float32 precision) somewhere in Box-Muller"},
+    {"CPU",   "ops/normal/float64/*",         Expect::KnownFailure,
+     "differs from the reference by ~6e-8 relative (float32 precision) somewhere in Box-Muller"},
+};
+// clang-format on
+
+}  // namespace
+
+const Expectation* expectation_for(const std::string& device, const std::string& case_name) {
+  std::string kind;
+  try {
+    kind = parse_device(device).kind;
+  } catch (const std::exception&) { kind = device; }
+  for (const Expectation& e : kTable)
+    if ((std::string(e.kind) == "*" || kind == e.kind) && glob_match(e.glob, case_name)) return &e;
+  return nullptr;
+}
+
+}  // namespace sluice::cli

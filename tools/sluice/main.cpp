@@ -1,0 +1,29 @@
+// sluice: the command line of the runtime's two device jobs, conformance testing and queue-level latency
+// measurement, plus the device list and profiling. One subcommand per file (cli.h lists them). With
+// $SLUICE_PROFILE set, runtime/profile.h writes the trace at exit.
+#include <cstdio>
+#include <exception>
+
+#include "tools/sluice/cli.h"
+
+int main(int argc, char** argv) {
+  using namespace sluice::cli;
+  CLI::App app{"sluice: devices, conformance, latency and profiling of sluice's devices"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Every subcommand's help");
+  int exit_code = 0;
+  add_devices_command(app, exit_code);
+  add_conformance_command(app, exit_code);
+  add_latency_command(app, exit_code);
+  add_profile_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) { return app.exit(e); } catch (const UsageError& e) {
+    std::fprintf(stderr, "sluice: error: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice: error: %s\n", e.what());
+    return kExitFailed;
+  }
+  return exit_code;
+}

@@ -1,0 +1,126 @@
+// `sluice profile -- <command and args>`: runs the command with $SLUICE_PROFILE set to the trace file,
+// then checks that a Perfetto-loadable trace was written (Chrome trace-event JSON with at least one
+// track and one slice) and summarizes it. A command that is one of sluice's own subcommands
+// (`sluice profile -- latency --quick`) runs this executable.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "tools/sluice/cli.h"
+
+namespace sluice::cli {
+namespace {
+
+struct Options {
+  std::string output = "trace.json";
+  std::vector<std::string> command;
+  bool json = false;
+};
+
+int run_child(std::vector<std::string> cmd, const std::string& trace) {
+  static const std::set<std::string> own = {"devices", "conformance", "latency"};
+  if (own.count(cmd[0])) {
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) throw std::runtime_error("cannot find this executable to run '" + cmd[0] + "'");
+    cmd.insert(cmd.begin(), std::string(self, size_t(n)));
+  }
+  std::vector<char*> argv;
+  for (std::string& a : cmd) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    setenv("SLUICE_PROFILE", trace.c_str(), 1);
+    if (!std::getenv("SLUICE_PROFILE_CHILD_STDOUT"))
+      dup2(STDERR_FILENO, STDOUT_FILENO);  // keep our stdout clean
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "sluice profile: error: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run(Options o) {
+  if (o.command.empty()) throw UsageError("profile: no command given (sluice profile -- <command> [args])");
+  const std::string trace = std::filesystem::absolute(o.output).string();
+  std::error_code ec;
+  std::filesystem::remove(trace, ec);
+  const int code = run_child(o.command, trace);
+  std::string problem;
+  nlohmann::json summary = {{"trace", trace}, {"command_exit_code", code}};
+  std::map<std::string, size_t> slices_per_track;
+  std::ifstream in(trace);
+  if (!in) {
+    problem = "the command wrote no trace to " + trace;
+  } else {
+    try {
+      nlohmann::json t = nlohmann::json::parse(in);
+      const nlohmann::json& ev = t.is_array() ? t : t.at("traceEvents");
+      std::map<std::pair<int64_t, int64_t>, std::string> names;
+      for (const auto& e : ev)
+        if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name")
+          names[{e.value("pid", int64_t(0)), e.value("tid", int64_t(0))}] = e["args"].value("name", "");
+      for (const auto& e : ev)
+        if (e.value("ph", "") == "X") {
+          auto key = std::make_pair(e.value("pid", int64_t(0)), e.value("tid", int64_t(0)));
+          std::string track =
+              names.count(key) ? names[key] : std::to_string(key.first) + "/" + std::to_string(key.second);
+          slices_per_track[std::to_string(key.first) + ":" + track]++;
+        }
+      if (slices_per_track.empty()) problem = "the trace holds no kernel or copy slices";
+    } catch (const std::exception& e) {
+      problem = std::string("the trace is not trace-event JSON: ") + e.what();
+    }
+  }
+  size_t slices = 0;
+  for (auto& [k, n] : slices_per_track) slices += n;
+  summary["tracks"] = slices_per_track;
+  summary["slices"] = slices;
+  if (!problem.empty()) summary["error"] = problem;
+  if (o.json) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    std::printf("trace %s: %zu slices on %zu tracks\n", trace.c_str(), slices, slices_per_track.size());
+    for (auto& [track, n] : slices_per_track) std::printf("  %-40s %6zu slices\n", track.c_str(), n);
+  }
+  if (code != 0) {
+    std::fprintf(stderr, "sluice profile: error: the command exited with %d\n", code);
+    return code;
+  }
+  if (!problem.empty()) {
+    std::fprintf(stderr, "sluice profile: error: %s\n", problem.c_str());
+    return kExitFailed;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, int& exit_code) {
+  static Options o;
+  CLI::App* cmd = app.add_subcommand("profile", "Run a workload with profiling on, check the trace");
+  cmd->add_option("-o,--output", o.output, "Trace file (JSON; opens in ui.perfetto.dev)")
+      ->default_val("trace.json");
+  cmd->add_flag("--json", o.json, "Machine-readable summary on stdout");
+  cmd->add_option("command", o.command, "After --: a program, or a sluice subcommand")->required();
+  cmd->footer("Example: sluice profile -o trace.json -- latency --quick --device CPU");
+  cmd->callback([&exit_code] { exit_code = run(o); });
+}
+
+}  // namespace sluice::cli
