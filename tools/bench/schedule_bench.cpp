@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/schedule/schedule.h"
+#include "models/models.h"
 #include "runtime/tensor.h"
-#include "tools/bench/models.h"
 
 using sluice::Tensor;
 using namespace sluice::bench;

@@ -1,5 +1,5 @@
 #pragma once
-// The models the benchmarks time (the figures the issues name): an MLP 784-512-10 (batch 64), a small CNN
+// The models the benchmarks and the renderer tests use (the figures the issues name): an MLP 784-512-10 (batch 64), a small CNN
 // (batch 64, 28x28x1), and GPT-2-small blocks (d=768, 12 heads, seq 128). Parameters are buffers without
 // data made once per model; forward() builds the lazy graph.
 #include <vector>
@@ -8,7 +8,7 @@
 
 namespace sluice::bench {
 
-Tensor param(const Shape& s) { return Tensor::empty(s, sluice::dtypes::float32, "CPU"); }
+inline Tensor param(const Shape& s) { return Tensor::empty(s, sluice::dtypes::float32, "CPU"); }
 
 struct Mlp {
   Tensor x = param({64, 784}), w1 = param({784, 512}), b1 = param({512}), w2 = param({512, 10}),
