@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-scripts/install-deps.sh
+scripts/install-deps.sh cli vulkan opencl
 cmake --preset default
 cmake --build --preset default -j "${SLUICE_JOBS:-$(nproc)}" --target sluice-cli sluice-demo
 build/default/tools/sluice devices

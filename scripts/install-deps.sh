@@ -16,7 +16,8 @@ PACKAGES=(
   "core:      clang clang-format"                            # second compiler, formatting
   "core:      libgtest-dev googletest"                       # tests/
   "core:      libbenchmark-dev"                              # tools/bench/
-  "cli:       libcli11-dev nlohmann-json3-dev"               # tools/sluice: arguments, --json
+  "core:      nlohmann-json3-dev"                            # runtime/profile.cpp traces, --json output
+  "cli:       libcli11-dev"                                  # tools/sluice: arguments
   "vulkan:    libvulkan-dev mesa-vulkan-drivers"             # loader + headers, lavapipe (CPU driver)
   "vulkan:    vulkan-validationlayers spirv-tools"           # validation in tests, spirv-val
   "opencl:    ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"  # ICD loader + headers, PoCL (CPU driver)
