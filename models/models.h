@@ -1,7 +1,7 @@
 #pragma once
-// The models the benchmarks and the renderer tests use (the figures the issues name): an MLP 784-512-10 (batch 64), a small CNN
-// (batch 64, 28x28x1), and GPT-2-small blocks (d=768, 12 heads, seq 128). Parameters are buffers without
-// data made once per model; forward() builds the lazy graph.
+// The models the benchmarks and the renderer tests use (the figures the issues name): an MLP 784-512-10
+// (batch 64), a small CNN (batch 64, 28x28x1), and GPT-2-small blocks (d=768, 12 heads, seq 128). Parameters
+// are buffers without data made once per model; forward() builds the lazy graph.
 #include <vector>
 
 #include "runtime/tensor.h"

@@ -1,9 +1,6 @@
 #include "backends/cpu/compiler.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,8 +12,7 @@
 #include <vector>
 
 #include "hcq/error.h"
-
-extern char** environ;
+#include "hcq/tool.h"
 
 namespace sluice::cpu {
 namespace {
@@ -37,37 +33,12 @@ fs::path find_clang() {
   return {};
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   for (std::string line; std::getline(f, line);)
     if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0) return line;
   return "unknown";
 }
-
-// A temporary directory removed with everything in it when the scope ends.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "sluice-cc-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data()))
-      SLUICE_FAIL(hcq::CompileError, "compile")
-          << "cannot create a directory under " << fs::temp_directory_path() << ": " << std::strerror(errno);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 class Compiler final : public hcq::Compiler {
  public:
@@ -92,8 +63,8 @@ class Compiler final : public hcq::Compiler {
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
     if (clang_.empty())
       SLUICE_FAIL(hcq::CompileError, "compile") << "clang not found on PATH (set SLUICE_CLANG)";
-    TempDir dir;
-    fs::path src = dir.path() / "unit.c", out = dir.path() / "unit.so", err = dir.path() / "clang.err";
+    hcq::TempDir dir("sluice-cc");
+    fs::path src = dir.path() / "unit.c", out = dir.path() / "unit.so";
     {
       std::ofstream f(src, std::ios::binary);
       for (std::string_view s : sources) f << s << '\n';
@@ -102,24 +73,10 @@ class Compiler final : public hcq::Compiler {
     std::vector<std::string> args = {clang_.string()};
     args.insert(args.end(), kFlags.begin(), kFlags.end());
     args.insert(args.end(), {src.string(), "-o", out.string()});
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-      SLUICE_FAIL(hcq::CompileError, "compile") << "cannot run " << clang_ << ": " << std::strerror(rc);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+    std::string log;
+    if (int status = hcq::run_tool(args, &log); status != 0)
       SLUICE_FAIL(hcq::CompileError, "compile") << clang_.string() << " failed (status " << status << "):\n"
-                                                << read_text(err);
+                                                << log;
     std::ifstream f(out, std::ios::binary);
     hcq::Binary bin{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
     if (bin.empty())

@@ -1,9 +1,6 @@
 #include "backends/hip/compiler.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -16,8 +13,7 @@
 #include <vector>
 
 #include "hcq/error.h"
-
-extern char** environ;
+#include "hcq/tool.h"
 
 namespace sluice::hip {
 namespace {
@@ -59,11 +55,6 @@ fs::path on_path(const std::string& name) {
   return {};
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 int debug_level() {
   const char* e = std::getenv("SLUICE_DEBUG");
   return e ? std::atoi(e) : 0;
@@ -84,25 +75,6 @@ std::string kernel_names(std::span<const std::string_view> sources) {
     }
   return names.empty() ? "(none found)" : names;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "sluice-hip-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data()))
-      SLUICE_FAIL(hcq::CompileError, "compile")
-          << "cannot create a directory under " << fs::temp_directory_path() << ": " << std::strerror(errno);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 class Compiler final : public hcq::Compiler {
  public:
@@ -128,8 +100,8 @@ class Compiler final : public hcq::Compiler {
 
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
     if (clang_.empty()) SLUICE_FAIL(hcq::CompileError, "compile") << "HIP " << arch_ << ": " << why_;
-    TempDir dir;
-    fs::path src = dir.path() / "unit.hip", out = dir.path() / "unit.co", err = dir.path() / "clang.err";
+    hcq::TempDir dir("sluice-hip");
+    fs::path src = dir.path() / "unit.hip", out = dir.path() / "unit.co";
     std::string text;
     for (std::string_view s : sources) (text += s) += '\n';
     {
@@ -140,27 +112,12 @@ class Compiler final : public hcq::Compiler {
     std::vector<std::string> args = {clang_.string()};
     args.insert(args.end(), kFlags.begin(), kFlags.end());
     args.insert(args.end(), {"--offload-arch=" + arch_, src.string(), "-o", out.string()});
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-      SLUICE_FAIL(hcq::CompileError, "compile") << "cannot run " << clang_ << ": " << std::strerror(rc);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+    std::string log;
+    if (int status = hcq::run_tool(args, &log); status != 0)
       SLUICE_FAIL(hcq::CompileError, "compile")
           << clang_.string() << " (" << arch_ << ") failed on kernel(s) " << kernel_names(sources)
           << " (status " << status << "):\n"
-          << read_text(err)
-          << (debug_level() >= 4 ? "--- source ---\n" + text : "(SLUICE_DEBUG=4 shows the source)");
+          << log << (debug_level() >= 4 ? "--- source ---\n" + text : "(SLUICE_DEBUG=4 shows the source)");
     std::ifstream f(out, std::ios::binary);
     hcq::Binary bin{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
     if (bin.empty())

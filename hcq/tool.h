@@ -1,0 +1,32 @@
+#pragma once
+// Running an offline compiler (clang for the CPU and for amdgcn) from a backend's hcq::Compiler: a
+// scratch directory removed with its contents, and one call that runs the tool and captures what it
+// printed. Every member is thread-safe (each call has its own directory and process).
+// Failures: hcq::CompileError naming what could not be created or started.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sluice::hcq {
+
+// A fresh directory under the system's temporary directory ("<prefix>-XXXXXX"), removed when it goes.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The whole file as bytes ("" if it cannot be read).
+std::string read_file(const std::filesystem::path& p);
+
+// Runs args[0] (an executable's path) with args, stdout and stderr both captured into *output; waits for
+// it and returns its exit status (0: success; a signal's death is reported as 128 + the signal).
+int run_tool(const std::vector<std::string>& args, std::string* output);
+
+}  // namespace sluice::hcq
