@@ -123,7 +123,11 @@ std::unique_ptr<hcq::Device> open_device(int ordinal) {
 
 render::Target target(const hcq::Device&) {
   static const std::shared_ptr<const render::Renderer> renderer = render::make_cpu_renderer();
-  return {renderer, codegen::DeviceCaps{}};
+  codegen::DeviceCaps caps;
+  // No explicit vectors: clang's vectorizers form them from UPCAST's consecutive scalar accesses (CPU
+  // matmul and add ran as fast without them), and the vector pass cost a third of codegen's time.
+  caps.vector_widths = {};
+  return {renderer, caps};
 }
 
 }  // namespace sluice::cpu

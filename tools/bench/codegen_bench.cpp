@@ -1,8 +1,8 @@
 // Lowering + rendering (no compiling) of the kernels of one GPT-2-small block (d=768, 12 heads, seq 128,
 // causal attention, MLP 3072 with gelu, pre-norm, residuals), built with the Tensor API and scheduled once.
-// Each iteration lowers, linearizes and renders every kernel as C for the CPU, timing each kernel on its
-// own; the counters report the median and the slowest kernel (target: median <= 200 us). The heuristic's
-// actions are on (as make_kernel's default).
+// Each iteration lowers, linearizes and renders every kernel as C for the CPU device (its target: renderer
+// and DeviceCaps), timing each kernel on its own; the counters report the median and the slowest kernel
+// (target: median <= 200 us). The heuristic's actions are on (as make_kernel's default).
 //
 // BM_CpuKernel/<case>/<opt>: the run time on the CPU device of one kernel built without (opt 0,
 // SLUICE_NOOPT's kernel) and with (opt 1) the heuristic's actions: case 0 a 256x256 matmul, case 1 a sum
@@ -38,7 +38,7 @@ void BM_LowerRenderGpt2Block(benchmark::State& state) {
   std::vector<sluice::UOp> asts;
   for (const sluice::ScheduleItem& it : s.items)
     if (it.ast.op() == sluice::Op::Sink) asts.push_back(it.ast);
-  auto renderer = sluice::render::make_cpu_renderer();
+  const sluice::render::Target target = sluice::device_target("CPU");
   std::vector<std::vector<double>> us(asts.size());      // per kernel, one sample per iteration
   std::vector<std::vector<double>> cpu_us(asts.size());  // the same in this thread's CPU time
   size_t bytes = 0;
@@ -46,7 +46,7 @@ void BM_LowerRenderGpt2Block(benchmark::State& state) {
     for (size_t i = 0; i < asts.size(); ++i) {
       auto t0 = std::chrono::steady_clock::now();
       const double c0 = thread_cpu_us();
-      std::string src = renderer->render(sluice::codegen::make_kernel(asts[i]));
+      std::string src = target.renderer->render(sluice::codegen::make_kernel(asts[i], target.caps));
       us[i].push_back(
           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
       cpu_us[i].push_back(thread_cpu_us() - c0);
@@ -87,8 +87,9 @@ void BM_CpuKernel(benchmark::State& state) {
   const ScheduleItem* it = nullptr;
   for (const ScheduleItem& i : s.items)
     if (i.ast.op() == Op::Sink) it = &i;
+  const codegen::DeviceCaps caps = device_target("CPU").caps;
   const codegen::Kernel k =
-      state.range(1) ? codegen::make_kernel(it->ast, {}) : codegen::make_kernel(it->ast, {}, {});
+      state.range(1) ? codegen::make_kernel(it->ast, caps) : codegen::make_kernel(it->ast, caps, {});
   hcq::Device& dev = open_device("CPU");
   const std::string src = render::make_cpu_renderer()->render(k);
   auto prog = dev.load_program(k.name, dev.compiler().compile_many(std::vector<std::string>{src}).at(0),
