@@ -18,7 +18,8 @@ namespace sluice::cpu {
 // Named "CPU" for ordinal 0, "CPU:<n>" otherwise. Every ordinal is a separate device over the same
 // host: its own queues, threads, timeline and allocator.
 std::unique_ptr<hcq::Device> open_device(int ordinal = 0);
-// How kernels for a device of this backend are built and rendered (renderers/cpu.h; codegen's defaults describe the CPU).
+// How kernels for a device of this backend are built and rendered (renderers/cpu.h; codegen's defaults
+// describe the CPU).
 render::Target target(const hcq::Device& dev);
 
 }  // namespace sluice::cpu

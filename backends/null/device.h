@@ -13,7 +13,8 @@ namespace sluice::null {
 
 // Named "NULL" for ordinal 0, "NULL:<n>" otherwise. One compute queue and one copy queue.
 std::unique_ptr<hcq::Device> open_device(int ordinal = 0);
-// How kernels for a device of this backend are built and rendered (the CPU's C: NULL compiles nothing, but the path to it is the real one).
+// How kernels for a device of this backend are built and rendered (the CPU's C: NULL compiles nothing, but
+// the path to it is the real one).
 render::Target target(const hcq::Device& dev);
 
 }  // namespace sluice::null
