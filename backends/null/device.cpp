@@ -40,9 +40,20 @@ class Device final : public hcq::Device {
     std::lock_guard lk(mu_);
     uint64_t now = hcq::now_ns();
     auto w = q.packets();
+    // A wait on a failed signal skips the rest of the submission and fails its signals (queue.h).
+    std::string failure;
     for (size_t i = 0; i < w.size(); i += pk::words(w[i])) {
+      if (!failure.empty() && pk::op(w[i]) != pk::Signal) continue;
       switch (pk::op(w[i])) {
-        case pk::Signal: pk::ptr<hcq::Signal>(w[i + 1])->device_write(w[i + 2], now); break;
+        case pk::Wait:
+          if (const auto* s = pk::ptr<const hcq::Signal>(w[i + 1]); s->failed()) failure = s->error();
+          break;
+        case pk::Signal:
+          if (failure.empty())
+            pk::ptr<hcq::Signal>(w[i + 1])->device_write(w[i + 2], now);
+          else
+            pk::ptr<hcq::Signal>(w[i + 1])->fail(failure);
+          break;
         case pk::Timestamp: pk::ptr<hcq::Signal>(w[i + 1])->device_timestamp(now); break;
         case pk::Exec:
           if (profiling())

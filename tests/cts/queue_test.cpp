@@ -246,6 +246,18 @@ TEST_P(QueueTest, WaitOnFailedSignalFailsTheSubmission) {
   later->wait(1);  // the failure stays with that submission
 }
 
+// The same with the failure already there at submit: every device, NULL included, must skip the rest.
+TEST_P(QueueTest, WaitOnAlreadyFailedSignalFailsTheSubmission) {
+  auto bad = dev().new_signal("bad"), out = dev().new_signal("out");
+  bad->fail("[test] injected fault");
+  HwQueue().wait(*bad, 1).signal(*out, 1).submit(dev());
+  try {
+    out->wait(1);
+    FAIL() << "the wait should rethrow the failure";
+  } catch (const hcq::FaultError& e) { EXPECT_STREQ(e.what(), "[test] injected fault"); }
+  dev().synchronize();
+}
+
 TEST_P(QueueTest, RecordingErrorsNameTheCall) {
   try {
     HwQueue(QueueKind::Copy).exec(*kernels().empty, {}, {1});
