@@ -198,6 +198,16 @@ std::string helpers(const Dialect& d) {
 
 }  // namespace
 
+std::string CStyleRenderer::pointer_params(const codegen::Kernel& k) const {
+  std::string s;
+  for (size_t i = 0; i < k.bufs.size(); ++i)
+    s += (i ? ", " : "") + std::string(k.bufs[i].written ? "" : "const ") + type(k.bufs[i].dtype) + "* data" +
+         std::to_string(i);
+  for (size_t i = 0; i < k.vars.size(); ++i)
+    s += (i || !k.bufs.empty() ? ", int " : "int ") + k.vars[i].arg_as<VarArg>().name;
+  return s;
+}
+
 std::string CStyleRenderer::type(DType dt) const {
   const DType b = dt.base();
   if (emulated(b)) return "float";

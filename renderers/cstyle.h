@@ -69,6 +69,9 @@ class CStyleRenderer : public Renderer {
   // The kernel's declaration, buffer bindings and the loop or id setup that surrounds `body` (already
   // indented by one level).
   virtual std::string wrap(const codegen::Kernel& k, const std::string& body) const = 0;
+  // "const float* data0, float* data1, int n": buffers as pointers in DEFINE_GLOBAL order (const where
+  // only read), then the int variables — the parameter list of the dialects that pass plain pointers.
+  std::string pointer_params(const codegen::Kernel& k) const;
 
  private:
   Dialect d_;

@@ -45,12 +45,7 @@ class CudaRenderer final : public CStyleRenderer {
     if (uses(k, Scalar::BFloat16)) s += "#include <cuda_bf16.h>\n";
     const uint64_t threads = uint64_t(k.local_size[0]) * k.local_size[1] * k.local_size[2];
     s += dialect().kernel_prefix + "void __launch_bounds__(" + std::to_string(threads) + ") " + k.name + "(";
-    for (size_t i = 0; i < k.bufs.size(); ++i)
-      s += (i ? ", " : "") + std::string(k.bufs[i].written ? "" : "const ") + type(k.bufs[i].dtype) +
-           "* data" + std::to_string(i);
-    for (size_t i = 0; i < k.vars.size(); ++i)
-      s += (i || !k.bufs.empty() ? ", int " : "int ") + k.vars[i].arg_as<VarArg>().name;
-    return s + ") {\n" + body + "}\n";
+    return s + pointer_params(k) + ") {\n" + body + "}\n";
   }
 };
 
