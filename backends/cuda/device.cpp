@@ -17,12 +17,6 @@ const Driver& driver(const char* func) {
   return *drv;
 }
 
-int attribute(const Driver& drv, const std::string& who, CUdevice dev, Attribute a) {
-  int v = 0;
-  SLUICE_DRV("open_device", who, drv, device_get_attribute, &v, a, dev);
-  return v;
-}
-
 }  // namespace
 
 std::string absent_reason() {
@@ -54,11 +48,11 @@ std::unique_ptr<hcq::Device> open_device(int ordinal) {
   size_t mem = 0;
   SLUICE_DRV("open_device", name, drv, device_total_mem, &mem, spec.device);
   p.memory_bytes = mem;
-  p.max_workgroup_size = uint32_t(attribute(drv, name, spec.device, kMaxThreadsPerBlock));
-  p.local_memory_bytes = uint64_t(attribute(drv, name, spec.device, kMaxSharedMemoryPerBlock));
+  p.max_workgroup_size = uint32_t(device_attribute(drv, name, spec.device, kMaxThreadsPerBlock));
+  p.local_memory_bytes = uint64_t(device_attribute(drv, name, spec.device, kMaxSharedMemoryPerBlock));
   p.float16 = p.bfloat16 = true;
-  const int major = attribute(drv, name, spec.device, kComputeCapabilityMajor);
-  const int minor = attribute(drv, name, spec.device, kComputeCapabilityMinor);
+  const int major = device_attribute(drv, name, spec.device, kComputeCapabilityMajor);
+  const int minor = device_attribute(drv, name, spec.device, kComputeCapabilityMinor);
   const std::string arch = "sm_" + std::to_string(major) + std::to_string(minor);
   p.driver_version += ", " + arch;
   spec.make_compiler = [arch] { return make_compiler(arch); };

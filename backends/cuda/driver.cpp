@@ -192,6 +192,12 @@ void make_current(const Driver& drv, CUcontext ctx) {
   tls_current = ctx;
 }
 
+int device_attribute(const Driver& drv, const std::string& who, CUdevice dev, Attribute a) {
+  int v = 0;
+  SLUICE_DRV("open_device", who, drv, device_get_attribute, &v, a, dev);
+  return v;
+}
+
 void KernelParams::pack(const uint64_t* bufs, uint32_t nbufs, const int32_t* vars, uint32_t nvars) {
   slots_.assign(size_t(nbufs) + nvars, 0);
   for (uint32_t i = 0; i < nbufs; ++i) slots_[i] = bufs[i];

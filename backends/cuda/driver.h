@@ -153,6 +153,9 @@ std::string load_cuda_driver(const std::string& library, Driver& out);
 // Makes the device's context current on the calling thread (cheap when it already is).
 void make_current(const Driver& drv, CUcontext ctx);
 
+// One device attribute (CUDA and HIP); `who` names the device in the error when the call fails.
+int device_attribute(const Driver& drv, const std::string& who, CUdevice dev, Attribute a);
+
 // cuLaunchKernel's kernelParams for a kernel `(T0* data0, ..., int var0, ...)` (renderers/cuda.h,
 // renderers/hip.h): one 8-byte slot per argument holding the buffer's device address or, in its first
 // four bytes, the int; params[i] points at slot i. The pointers refer into `slots`: a KernelParams is

@@ -8,15 +8,6 @@
 #include "renderers/hip.h"
 
 namespace sluice::hip {
-namespace {
-
-int attribute(const cuda::Driver& drv, const std::string& who, cuda::CUdevice dev, cuda::Attribute a) {
-  int v = 0;
-  SLUICE_DRV("open_device", who, drv, device_get_attribute, &v, a, dev);
-  return v;
-}
-
-}  // namespace
 
 std::string absent_reason() {
   std::string why;
@@ -52,8 +43,9 @@ std::unique_ptr<hcq::Device> open_device(int ordinal) {
   size_t mem = 0;
   SLUICE_DRV("open_device", name, *drv, device_total_mem, &mem, spec.device);
   p.memory_bytes = mem;
-  p.max_workgroup_size = uint32_t(attribute(*drv, name, spec.device, cuda::kMaxThreadsPerBlock));
-  p.local_memory_bytes = uint64_t(attribute(*drv, name, spec.device, cuda::kMaxSharedMemoryPerBlock));
+  p.max_workgroup_size = uint32_t(cuda::device_attribute(*drv, name, spec.device, cuda::kMaxThreadsPerBlock));
+  p.local_memory_bytes =
+      uint64_t(cuda::device_attribute(*drv, name, spec.device, cuda::kMaxSharedMemoryPerBlock));
   p.float16 = p.bfloat16 = true;
   spec.make_compiler = [arch] { return make_compiler(arch); };
   return cuda::open_stream_device(std::move(spec));
