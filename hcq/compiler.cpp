@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <iterator>
+#include <numeric>
+#include <thread>
 
 namespace sluice::hcq {
 
@@ -107,7 +110,7 @@ Binary Compiler::compile(std::string_view source) {
 std::vector<Binary> Compiler::compile_many(std::span<const std::string> sources) {
   std::vector<Binary> out(sources.size());
   std::vector<std::string_view> misses;
-  std::vector<size_t> miss_index;
+  std::vector<size_t> miss_index, miss_of;  // sources that missed, and which entry of `misses` each is
   std::vector<std::filesystem::path> paths(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     if (!cache_dir_.empty()) {
@@ -118,15 +121,49 @@ std::vector<Binary> Compiler::compile_many(std::span<const std::string> sources)
       }
     }
     // The same source twice in one unit would define its kernel twice.
-    if (std::find(misses.begin(), misses.end(), sources[i]) == misses.end()) misses.push_back(sources[i]);
+    auto m = std::find(misses.begin(), misses.end(), sources[i]);
+    if (m == misses.end()) m = misses.insert(m, sources[i]);
     miss_index.push_back(i);
+    miss_of.push_back(size_t(m - misses.begin()));
   }
   if (misses.empty()) return out;
-  invocations_.fetch_add(1);
-  Binary bin = compile_unit(misses);
-  for (size_t i : miss_index) {
-    if (!cache_dir_.empty()) write_file_atomic(paths[i], bin);
-    out[i] = bin;
+
+  // Longest first onto the lightest unit; each unit keeps the batch's order (a stable build).
+  const size_t n = std::clamp<size_t>(parallel_units(misses), 1, misses.size());
+  std::vector<size_t> order(misses.size()), unit_of(misses.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::vector<double> cost(misses.size()), load(n, 0.0);
+  for (size_t m = 0; m < misses.size(); ++m) cost[m] = compile_cost(misses[m]);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+  for (size_t m : order) {
+    const size_t u = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    unit_of[m] = u;
+    load[u] += cost[m];
+  }
+  std::vector<std::vector<std::string_view>> units(n);
+  for (size_t m = 0; m < misses.size(); ++m) units[unit_of[m]].push_back(misses[m]);
+
+  // Exceptions stay on their thread; the first unit's failure is rethrown once all are done.
+  std::vector<Binary> bins(n);
+  std::vector<std::exception_ptr> errors(n);
+  auto work = [&](size_t u) {
+    try {
+      invocations_.fetch_add(1);
+      bins[u] = compile_unit(units[u]);
+    } catch (...) { errors[u] = std::current_exception(); }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (size_t u = 1; u < n; ++u) threads.emplace_back(work, u);
+    work(0);
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  for (size_t k = 0; k < miss_index.size(); ++k) {
+    const size_t i = miss_index[k];
+    out[i] = bins[unit_of[miss_of[k]]];
+    if (!cache_dir_.empty()) write_file_atomic(paths[i], out[i]);
   }
   return out;
 }

@@ -5,15 +5,18 @@
 // - compile(src) returns the binary for src. The cache key is the SHA-256 of the compiler's name, its
 //   identity (version, flags, target: whatever changes the output) and the source, so a second compile
 //   of the same source, in this process or any later one, reads the cached file and runs no compiler.
-// - compile_many(srcs) compiles every source that misses the cache in ONE compiler invocation (one
-//   translation unit: a compiler process costs tens of milliseconds) and caches the result under each
-//   source's own key. The sources of a batch must not define the same symbol (the renderer gives each
-//   kernel a unique name). The binary returned for a source may hold other kernels of its batch.
+// - compile_many(srcs) compiles the sources that miss the cache in as few translation units as it can (a
+//   compiler process costs tens of milliseconds): one, unless the backend's parallel_units() asks for
+//   more, in which case the misses are split into that many units of about equal cost (longest first onto
+//   the lightest unit) compiled at the same time on as many threads. Each source's result is cached under
+//   its own key. The sources of a batch must not define the same symbol (the renderer gives each kernel a
+//   unique name). The binary returned for a source may hold other kernels of its unit.
 // - Cache files are written to a temporary name and renamed into place, so a reader (another thread or
 //   process) sees a whole file or none. A cache that cannot be written is skipped, never an error.
 // - The cache lives in `<cache_dir>/<compiler name>/`. default_cache_dir(): $SLUICE_CACHE_DIR, else
 //   $XDG_CACHE_HOME/sluice, else $HOME/.cache/sluice; an empty cache_dir disables the cache.
-// - Failure: CompileError `[compile] ...` with the compiler's diagnostics.
+// - Failure: CompileError `[compile] ...` with the compiler's diagnostics (of the first failed unit, after
+//   every unit of the batch has finished).
 //
 // Threading: every member is thread-safe. A Device owns its compiler (Device::compiler()).
 #include <atomic>
@@ -51,8 +54,16 @@ class Compiler {
  protected:
   // Whatever besides the source changes the binary (compiler version, flags, target CPU).
   virtual std::string identity() const = 0;
-  // Compiles `sources` as one unit; the binary must serve every one of them.
+  // Compiles `sources` as one unit; the binary must serve every one of them. Called from several threads
+  // at once when parallel_units() returns more than 1.
   virtual Binary compile_unit(std::span<const std::string_view> sources) = 0;
+  // How many units (and threads) compile_many may use for these misses; 1 (the default) keeps them in one.
+  virtual size_t parallel_units(std::span<const std::string_view> misses) const {
+    (void)misses;
+    return 1;
+  }
+  // The relative cost of compiling one source, which the split balances (default: its length).
+  virtual double compile_cost(std::string_view source) const { return double(source.size()); }
 
  private:
   std::filesystem::path key_path(std::string_view source) const;

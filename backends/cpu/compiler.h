@@ -1,9 +1,12 @@
 #pragma once
-// The CPU compiler: C source to a shared object with clang,
-//   clang -O2 -shared -fPIC -march=native -x c <unit.c> -o <unit.so>
-// cached on disk (hcq/compiler.h). compile_many puts all cache misses in one translation unit, one clang
-// process. The cache key covers the clang binary (resolved path, size, modification time: an upgrade
-// changes it), the flags and the host CPU (-march=native output differs between CPUs).
+// The CPU compiler: C source to a relocatable object with clang,
+//   clang -O2 -c -fPIC -march=native -fno-math-errno -x c <unit.c> -o <unit.o>
+// which backends/cpu/program.h loads with our own ELF loader (no link step, no dlopen). Cached on disk
+// (hcq/compiler.h). compile_many splits a batch that is big enough into up to one unit per core (each
+// unit must carry more compile work than starting clang costs), compiled by concurrent clang processes;
+// a small batch stays one unit, one process. The cache key covers the clang binary (resolved path, size,
+// modification time: an upgrade changes it), the flags and the host CPU (-march=native output differs
+// between CPUs).
 // clang is $SLUICE_CLANG if set, else `clang` on PATH; if there is none, compile throws CompileError.
 #include <filesystem>
 #include <memory>

@@ -1,5 +1,6 @@
 #pragma once
-// CPU programs: C source compiled to a shared object and loaded with dlopen.
+// CPU programs: C source compiled to a relocatable object (backends/cpu/compiler.h) and loaded by our own
+// ELF loader (backends/cpu/elf.h), no linker and no dlopen.
 //
 // Kernel ABI — what a renderer emits for the CPU, one function per kernel:
 //
@@ -29,13 +30,14 @@ namespace sluice::cpu {
 using KernelFn = void (*)(void* const* bufs, const int* vars, const unsigned* launch, int core_id,
                           int n_cores);
 
-// Loads function `name` from a shared object produced by cpu::make_compiler. Throws hcq::Error
-// `[load_program] ...` with the loader's message if the binary does not load or lacks the symbol.
+// Loads function `name` from an object produced by cpu::make_compiler (each call maps its own copy of the
+// object). Throws hcq::Error `[load_program] ...` with the loader's message if the binary does not load
+// (bad object, unsupported relocation, undefined symbol) or lacks the symbol.
 std::unique_ptr<hcq::Program> load_program(hcq::Device& dev, const std::string& name,
                                            const hcq::Binary& binary, hcq::KernelLayout layout);
 
 // For the command processor: the entry point of a program that load_program returned, and a handle that
-// keeps its shared object loaded (an abandoned hung kernel may still be running its code).
+// keeps its code mapped (an abandoned hung kernel may still be running its code).
 KernelFn kernel_entry(const hcq::Program& p);
 std::shared_ptr<void> library(const hcq::Program& p);
 

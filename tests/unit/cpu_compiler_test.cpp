@@ -1,0 +1,211 @@
+// The CPU compiler's output path without a device: C compiled by clang to a relocatable object, loaded by
+// our ELF loader (backends/cpu/elf.h), its functions called directly; and compile_many's parallel split.
+#include <elf.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/compiler.h"
+#include "backends/cpu/elf.h"
+#include "gtest/gtest.h"
+#include "hcq/error.h"
+
+namespace sluice::cpu {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CpuCompiler : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("sluice-cpucc-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    compiler_ = make_compiler(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // The object for `src`; skips the test where there is no clang.
+  hcq::Binary compile(const std::string& src) {
+    try {
+      return compiler_->compile(src);
+    } catch (const hcq::CompileError& e) {
+      if (std::string(e.what()).find("clang not found") != std::string::npos) {
+        skipped_ = true;
+        return {};
+      }
+      throw;
+    }
+  }
+  std::string load_error(const hcq::Binary& bin) {
+    try {
+      Image::load(bin, "test object");
+    } catch (const hcq::Error& e) { return e.what(); }
+    return "";
+  }
+
+  fs::path dir_;
+  std::unique_ptr<hcq::Compiler> compiler_;
+  bool skipped_ = false;
+};
+
+#define COMPILE_OR_SKIP(bin, src) \
+  hcq::Binary bin = compile(src); \
+  if (skipped_) GTEST_SKIP() << "no clang on PATH (set SLUICE_CLANG)"
+
+// Library calls (stubs for far PLT32 calls), a global array (GOTPCREL), constant tables (PC32 into .rodata),
+// writable statics (.data, .bss), a table of function pointers (R_X86_64_64), calls between functions.
+constexpr const char* kMixed = R"C(
+#include <math.h>
+#include <string.h>
+float table[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+static const float weights[8] = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f};
+static int counter;
+static int start = 100;
+static float twice(float x) { return 2.0f * x; }
+static float thrice(float x) { return 3.0f * x; }
+float (*const ops[2])(float) = {twice, thrice};
+__attribute__((noinline)) float lib_sum(float x) { return sinf(x) + expf(x) + sqrtf(x) + powf(x, 1.5f); }
+float dot(const float* a, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) s += a[i] * weights[i % 8] + table[i % 4];
+  return s;
+}
+int bump(void) { return start + ++counter; }
+float apply(int which, float x) { return ops[which](x); }
+void copy(float* dst, const float* src, int n) { memcpy(dst, src, (unsigned long)n * sizeof(float)); }
+)C";
+
+TEST_F(CpuCompiler, LoadsAnObjectAndResolvesItsRelocations) {
+  COMPILE_OR_SKIP(bin, kMixed);
+  auto img = Image::load(bin, "mixed");
+  auto lib_sum = reinterpret_cast<float (*)(float)>(img->symbol("lib_sum"));
+  auto dot = reinterpret_cast<float (*)(const float*, int)>(img->symbol("dot"));
+  auto bump = reinterpret_cast<int (*)()>(img->symbol("bump"));
+  auto apply = reinterpret_cast<float (*)(int, float)>(img->symbol("apply"));
+  auto copy = reinterpret_cast<void (*)(float*, const float*, int)>(img->symbol("copy"));
+  ASSERT_TRUE(lib_sum && dot && bump && apply && copy);
+  EXPECT_EQ(img->symbol("weights"), nullptr);  // local symbols are not exported
+  EXPECT_EQ(img->symbol("no_such_function"), nullptr);
+
+  for (float x : {0.25f, 1.0f, 2.5f})
+    EXPECT_NEAR(lib_sum(x), std::sin(x) + std::exp(x) + std::sqrt(x) + std::pow(x, 1.5f),
+                1e-4f * std::exp(x));
+  std::vector<float> a(37);
+  double want = 0;
+  for (int i = 0; i < 37; ++i) {
+    a[size_t(i)] = float(i) * 0.25f - 3.0f;
+    want += double(a[size_t(i)]) * (0.5 + (i % 8)) + (1 + i % 4);
+  }
+  EXPECT_NEAR(dot(a.data(), 37), want, 1e-3);
+  EXPECT_EQ(bump(), 101);
+  EXPECT_EQ(bump(), 102);
+  EXPECT_EQ(apply(0, 5.0f), 10.0f);
+  EXPECT_EQ(apply(1, 5.0f), 15.0f);
+  std::vector<float> out(37, 0.0f);
+  copy(out.data(), a.data(), 37);
+  EXPECT_EQ(out, a);
+
+  // The exported array is the image's own, writable data.
+  auto* table = static_cast<float*>(img->symbol("table"));
+  ASSERT_NE(table, nullptr);
+  table[0] = 11.0f;
+  EXPECT_NEAR(dot(a.data(), 1), double(a[0]) * 0.5 + 11.0, 1e-5);
+  // Two loads of one object are independent images.
+  auto other = Image::load(bin, "mixed again");
+  EXPECT_EQ(reinterpret_cast<int (*)()>(other->symbol("bump"))(), 101);
+}
+
+// The first relocation of the first RELA section of `bin` against a code section: its type is set to `type`.
+void set_first_relocation(hcq::Binary& bin, uint32_t type) {
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, bin.data(), sizeof eh);
+  for (size_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh;
+    std::memcpy(&sh, bin.data() + eh.e_shoff + i * sizeof sh, sizeof sh);
+    if (sh.sh_type != SHT_RELA || sh.sh_size == 0) continue;
+    Elf64_Rela rel;
+    std::memcpy(&rel, bin.data() + sh.sh_offset, sizeof rel);
+    rel.r_info = ELF64_R_INFO(ELF64_R_SYM(rel.r_info), type);
+    std::memcpy(bin.data() + sh.sh_offset, &rel, sizeof rel);
+    return;
+  }
+  FAIL() << "the object has no relocations";
+}
+
+TEST_F(CpuCompiler, RejectsWhatItCannotLoadWithAReason) {
+  COMPILE_OR_SKIP(bin,
+                  "extern int sluice_nowhere(int);\nint call_it(int x) { return sluice_nowhere(x) + 1; }\n");
+  std::string e = load_error(bin);
+  EXPECT_NE(e.find("[load_program] test object: undefined symbol 'sluice_nowhere'"), std::string::npos) << e;
+
+  hcq::Binary bad = bin;
+  set_first_relocation(bad, R_X86_64_GOTOFF64);
+  e = load_error(bad);
+  EXPECT_NE(e.find("unsupported relocation R_X86_64_GOTOFF64 (type 25) against symbol 'sluice_nowhere'"),
+            std::string::npos)
+      << e;
+
+  e = load_error(hcq::Binary(bin.begin(), bin.begin() + 100));
+  EXPECT_NE(e.find("truncated"), std::string::npos) << e;
+  e = load_error(hcq::Binary(64, 0));
+  EXPECT_NE(e.find("not an ELF object"), std::string::npos) << e;
+
+  COMPILE_OR_SKIP(tls, "__thread int per_thread;\nint get(void) { return per_thread; }\n");
+  e = load_error(tls);
+  EXPECT_NE(e.find("thread-local section"), std::string::npos) << e;
+}
+
+size_t cores() {
+  cpu_set_t set;
+  return ::sched_getaffinity(0, sizeof(set), &set) == 0 ? size_t(CPU_COUNT(&set)) : 1;
+}
+
+// A kernel whose compile is worth a process of its own (many loops), returning `value`.
+std::string loopy(const std::string& name, int value) {
+  std::string s = "int " + name + "(const int* a, int n) {\n  int s = " + std::to_string(value) + ";\n";
+  for (int i = 0; i < 6; ++i)
+    s += "  for (int i = 0; i < n; ++i) s += a[i] * " + std::to_string(i + 1) + ";\n";
+  return s + "  return s;\n}\n";
+}
+
+TEST_F(CpuCompiler, CompileManySplitsABigBatchAcrossCoresAndCachesEachSource) {
+  std::vector<std::string> srcs = {loopy("k0", 1), loopy("k1", 2), "int k2(void) { return 3; }\n"};
+  COMPILE_OR_SKIP(probe, "int probe(void) { return 0; }\n");
+  const uint64_t before = compiler_->invocations();
+  std::vector<hcq::Binary> bins = compiler_->compile_many(srcs);
+  EXPECT_EQ(compiler_->invocations() - before, std::min<size_t>(cores(), 2));
+  const int zeros[1] = {0};
+  for (int i = 0; i < 3; ++i) {
+    auto img = Image::load(bins[size_t(i)], "k");
+    void* f = img->symbol("k" + std::to_string(i));
+    ASSERT_NE(f, nullptr) << i;
+    const int got =
+        i < 2 ? reinterpret_cast<int (*)(const int*, int)>(f)(zeros, 1) : reinterpret_cast<int (*)()>(f)();
+    EXPECT_EQ(got, i + 1);
+  }
+  auto again = make_compiler(dir_);  // as a later process would
+  EXPECT_EQ(again->compile_many(srcs), bins);
+  EXPECT_EQ(again->invocations(), 0u);
+  EXPECT_EQ(again->cache_hits(), 3u);
+}
+
+TEST_F(CpuCompiler, ACompileErrorInOneUnitCarriesItsDiagnostics) {
+  COMPILE_OR_SKIP(probe, "int probe(void) { return 0; }\n");
+  std::vector<std::string> srcs = {loopy("ok0", 1), loopy("ok1", 2) + "int broken( {\n"};
+  try {
+    compiler_->compile_many(srcs);
+    FAIL() << "the compile should fail";
+  } catch (const hcq::CompileError& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.rfind("[compile] ", 0), 0u) << m;
+    EXPECT_NE(m.find("error"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace sluice::cpu
