@@ -1,14 +1,15 @@
 #include "renderers/cpu.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace sluice::render {
 namespace {
 
 Dialect cpu_dialect() {
   Dialect d;
-  d.global_ids = {"(int)(g % launch[0])", "(int)(g / launch[0] % launch[1])",
-                  "(int)(g / ((unsigned long)launch[0] * launch[1]))"};
+  d.global_ids = {"(int)g0", "(int)g1", "(int)g2"};  // wrap() decodes them from the flat index g
   d.type_names = {{Scalar::Bool, "_Bool"}};
   d.float_fn_suffix = "f";
   d.math_prefix = "__builtin_";  // libm through builtins: clang inlines sqrt/trunc and calls exp2f, ...
@@ -23,7 +24,34 @@ class CpuRenderer final : public CStyleRenderer {
 
  protected:
   // The grid is flattened and split into n_cores contiguous shares (the ABI's intended scheme).
+  // Consecutive work-groups of a core vary the last launch dimension fastest (memory order), except in
+  // kernels with loops (reductions) of two or more dimensions, which vary the next-to-last fastest: a
+  // matmul's work-groups then walk down the rows of one column tile, whose panel of the right operand
+  // stays in cache.
   std::string wrap(const codegen::Kernel& k, const std::string& body) const override {
+    int nd = 0;
+    for (int d = 0; d < 3; ++d)
+      if (k.global_size[size_t(d)] > 1) nd = d + 1;
+    const bool loops =
+        std::any_of(k.uops.begin(), k.uops.end(), [](const UOp& u) { return u.op() == Op::Range; });
+    std::vector<int> order;  // the launch dimensions in use, fastest first
+    if (loops && nd >= 2) order = {nd - 2, nd - 1};
+    for (int d = nd - 1; d >= 0; --d)
+      if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
+    // The ids are decoded once, from the share's first work-group, then advanced like an odometer: no
+    // division per work-group.
+    std::string decode = order.empty() ? "" : "  unsigned long q = g_begin;\n", advance;
+    for (size_t i = order.size(); i-- > 0;) {
+      const std::string d = std::to_string(order[i]), l = "launch[" + d + "]";
+      const bool last = i + 1 == order.size();  // the slowest: no wrap-around
+      advance = last ? "++g" + d + ";" : "if (++g" + d + " == " + l + ") { g" + d + " = 0; " + advance + " }";
+    }
+    for (size_t i = 0; i < order.size(); ++i) {
+      const std::string d = std::to_string(order[i]), l = "launch[" + d + "]";
+      const bool last = i + 1 == order.size();
+      decode += "  unsigned long g" + d + " = " + (last ? "q" : "q % " + l) + ";\n";
+      if (!last) decode += "  q /= " + l + ";\n";
+    }
     std::string s = f16_helpers(k);  // half and bfloat16 are emulated (no _Float16 in every clang's C)
     s += "void " + k.name +
          "(void* const* bufs, const int* vars, const unsigned* launch, int core_id, int n_cores) {\n";
@@ -35,14 +63,15 @@ class CpuRenderer final : public CStyleRenderer {
       s += "  const int " + k.vars[i].arg_as<VarArg>().name + " = vars[" + std::to_string(i) + "];\n";
     s += "  (void)vars;\n"
          "  unsigned long n = (unsigned long)launch[0] * launch[1] * launch[2];\n"
-         "  for (unsigned long g = n * core_id / n_cores; g < n * (core_id + 1) / n_cores; ++g) {\n";
+         "  const unsigned long g_begin = n * core_id / n_cores, g_end = n * (core_id + 1) / n_cores;\n" +
+         decode + "  for (unsigned long g = g_begin; g < g_end; ++g) {\n";
     // The body was rendered one level in; the grid loop adds one more.
     for (size_t a = 0; a < body.size();) {
       size_t e = body.find('\n', a);
       s += "  " + body.substr(a, e - a + 1);
       a = e + 1;
     }
-    return s + "  }\n}\n";
+    return s + (advance.empty() ? "" : "    " + advance + "\n") + "  }\n}\n";
   }
 };
 

@@ -277,7 +277,10 @@ void render_opt_uop(Ctx& c, const UOp& u) {
       c.name[u.get()] = n;
       break;
     }
-    case Op::Gep: c.name[u.get()] = c[u.src(0)] + "." + "xyzw"[u.arg_as<int64_t>()]; break;
+    case Op::Gep:  // C's ext_vector_type lanes by subscript (any width); the GPU languages' by name
+      c.name[u.get()] = d.vector_ctor.empty() ? c[u.src(0)] + "[" + std::to_string(u.arg_as<int64_t>()) + "]"
+                                              : c[u.src(0)] + "." + "xyzw"[u.arg_as<int64_t>()];
+      break;
     default: break;
   }
 }
@@ -305,7 +308,9 @@ std::string vector_typedefs(const CStyleRenderer& r, const codegen::Kernel& k) {
 std::string CStyleRenderer::render(const codegen::Kernel& k) const {
   Ctx c{*this, {}, {}, {}};
   for (const UOp& u : k.uops) {
-    const std::string T = u.dtype().is_void() || u.dtype().is_ptr() ? "" : type(u.dtype());
+    const std::string T = u.dtype().is_void() || u.dtype().is_ptr() ? ""
+                          : u.dtype().is_vector()                   ? vtype(*this, u.dtype())
+                                                                    : type(u.dtype());
     auto value = [&](const std::string& prefix, const std::string& expr) {
       std::string n = c.fresh(prefix);
       c.line("const " + T + " " + n + " = " + expr + ";");

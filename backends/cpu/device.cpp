@@ -124,9 +124,12 @@ std::unique_ptr<hcq::Device> open_device(int ordinal) {
 render::Target target(const hcq::Device&) {
   static const std::shared_ptr<const render::Renderer> renderer = render::make_cpu_renderer();
   codegen::DeviceCaps caps;
-  // No explicit vectors: clang's vectorizers form them from UPCAST's consecutive scalar accesses (CPU
-  // matmul and add ran as fast without them), and the vector pass cost a third of codegen's time.
-  caps.vector_widths = {};
+  // Explicit vectors up to 16 floats (one AVX-512 register; clang splits them on narrower machines): clang
+  // 14's SLP vectorizer leaves a matmul tile's scalar accumulators scalar, so codegen packs them itself
+  // (vectorize.h), which the heuristic's CPU register tile relies on.
+  caps.vector_widths = {16, 8, 4};
+  // Separate launch dimensions let the renderer walk a reduction's grid rows first (renderers/cpu.h).
+  caps.global_dims = 3;
   return {renderer, caps};
 }
 

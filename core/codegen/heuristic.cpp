@@ -1,5 +1,6 @@
 #include "core/codegen/heuristic.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "core/ir/shape_tracker.h"
@@ -29,6 +30,9 @@ int64_t open_axis(const Plan& plan, size_t i) {
   return -1;
 }
 
+// Rows of a CPU register tile: rows x (columns / vector width) accumulators.
+constexpr int64_t kCpuTileRows = 4;
+
 struct LoadInfo {
   std::vector<std::optional<int64_t>> strides;  // per axis of F (F-shaped views only)
 };
@@ -38,10 +42,14 @@ struct LoadInfo {
 void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   const Shape& F = plan.full_shape;
   std::vector<LoadInfo> loads;
+  std::vector<LoadInfo> stores;  // output-shaped views: per axis of F, reduced axes of size 1
   Op reduce_op = Op::Noop;
   UOp reduce_src;
   for (const UOp& u : ast.toposort()) {
     if (u.op() == Op::ReduceAxis) reduce_op = u.arg_as<ReduceArg>().op, reduce_src = u.src(0);
+    if (u.op() == Op::Store && u.src(1).op() == Op::View && st_of(u.src(1)).shape().size() == F.size() &&
+        u.src(2).dtype() == dtypes::float32)
+      stores.push_back({st_of(u.src(1)).real_strides()});
     if (u.op() != Op::Load || u.src(1).op() != Op::View) continue;
     const ShapeTracker& st = st_of(u.src(1));
     if (st.shape() != F) continue;
@@ -60,6 +68,44 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   };
   const int64_t min_groups = 4 * int64_t(caps.compute_units);
   const int64_t out_size = plan.product(AxisKind::Global);
+
+  // 0. register tile on a CPU (wide vectors, no work-groups).
+  if (!caps.has_local && !caps.vector_widths.empty() &&
+      *std::max_element(caps.vector_widths.begin(), caps.vector_widths.end()) >= 8 && reduce_op == Op::Add &&
+      !pieces_of(AxisKind::Loop).empty() && !stores.empty() && stores.size() == ast.num_src()) {
+    auto stride_is = [](const std::vector<LoadInfo>& ls, int64_t axis, int64_t v) {
+      for (const LoadInfo& l : ls)
+        if (l.strides[size_t(axis)] && *l.strides[size_t(axis)] == v) return true;
+      return false;
+    };
+    auto contiguous_out = [&](int64_t axis) {
+      for (const LoadInfo& s : stores)
+        if (!s.strides[size_t(axis)] || *s.strides[size_t(axis)] != 1) return false;
+      return true;
+    };
+    std::optional<size_t> col, row;
+    for (size_t i : pieces_of(AxisKind::Global)) {
+      const Piece& q = plan.pieces[i];
+      if (!col && q.size % 16 == 0 && contiguous_out(q.axis) && stride_is(loads, q.axis, 1) &&
+          broadcast(q.axis))
+        col = i;
+    }
+    for (size_t i : pieces_of(AxisKind::Global))
+      if (col && i != *col && plan.pieces[i].size % kCpuTileRows == 0 && broadcast(plan.pieces[i].axis))
+        row = i;
+    if (col && row) {
+      const int64_t rows = kCpuTileRows;
+      for (int64_t cols : {64, 32, 16}) {
+        if (plan.pieces[*col].size % cols != 0 || out_size / (rows * cols) < min_groups) continue;
+        Plan p = plan;
+        if (try_opt(p, {OptOp::Upcast, open_axis(p, *col), cols}, caps) &&
+            try_opt(p, {OptOp::Upcast, open_axis(p, *row), rows}, caps)) {
+          plan = std::move(p);
+          return;
+        }
+      }
+    }
+  }
 
   // 1. matrix-vector.
   if (caps.has_local && reduce_op == Op::Add && pieces_of(AxisKind::Global).size() == 1 &&

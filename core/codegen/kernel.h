@@ -23,8 +23,8 @@
 //                  local STOREs it publishes. It sits at the top level (never inside a loop or branch)
 //   LOAD(INDEX, BARRIER)       a load of shared memory ordered after that barrier
 //   VECTORIZE(a, b, ...)       a vector of n scalars (dtype.count = n); GEP(v) arg int64 i: lane i of v
-//   LOAD(INDEX) / STORE(INDEX, v) with a vector dtype (count n = 2 or 4): n consecutive elements from
-//                  idx on, idx a multiple of n (aligned); valid applies to all lanes
+//   LOAD(INDEX) / STORE(INDEX, v), vector dtype (n = 2 or 4; CPU: to 16): n consecutive elements from idx,
+//                  aligned, valid for all lanes (CPU: unaligned; vector ALU ops and DEFINE_REG: vectorize.h)
 // Several RANGE nests may follow one another (GROUP: the partial sums, then the final reduction over the
 // shared memory); nodes reading an accumulator's final value come after its nest closes.
 // Index arithmetic is dtypes::index (int32).

@@ -48,12 +48,194 @@ bool candidate(const UOp& access) {  // an unmasked float32 LOAD/STORE of a glob
          dt == dtypes::float32 && (access.op() == Op::Store || access.num_src() == 1);
 }
 
+// Packs the lanes of a vector store into vector arithmetic (superword-level parallelism; the table in
+// vectorize.h): where every lane applies the same float32 op, one vector op of the packed sources replaces
+// them. Lanes that differ are gathered, so the result is always a vector of the lanes' values.
+class Packer {
+ public:
+  // done: scalar loads -> GEPs of the vector loads that replace them; grows with every node fix() remakes.
+  Packer(int64_t next_reg, std::unordered_map<const UOpNode*, UOp>& done)
+      : next_reg_(next_reg), done_(done) {}
+
+  // u over the replaced loads: remade where a source changed (memoized in done). Iterative: elementwise
+  // chains can be deeper than a thread's stack.
+  UOp fix(const UOp& root) {
+    if (auto it = done_.find(root.get()); it != done_.end()) return it->second;
+    std::vector<std::pair<UOp, size_t>> todo{{root, 0}};  // node, next source to visit
+    std::vector<UOp> src;
+    while (!todo.empty()) {
+      const UOp u = todo.back().first;
+      const size_t i = todo.back().second++;
+      if (i < u.num_src()) {
+        if (!done_.count(u.src(i).get())) todo.emplace_back(u.src(i), 0);
+        continue;
+      }
+      todo.pop_back();
+      if (done_.count(u.get())) continue;  // reached twice before it was done
+      src.clear();
+      bool changed = false;
+      for (const UOp& x : u.src()) {
+        src.push_back(done_.at(x.get()));
+        changed |= !(src.back() == x);
+      }
+      done_.emplace(u.get(), changed ? u.with_src(src) : u);
+    }
+    return done_.at(root.get());
+  }
+
+  UOp pack(const std::vector<UOp>& lanes) {
+    std::vector<const UOpNode*> key;
+    key.reserve(lanes.size());
+    for (const UOp& l : lanes) key.push_back(l.get());
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    UOp r = build(lanes);
+    memo_.emplace(std::move(key), r);
+    return r;
+  }
+
+ private:
+  static bool same_op(const std::vector<UOp>& lanes, Op op) {
+    for (const UOp& l : lanes)
+      if (l.op() != op || l.dtype() != dtypes::float32) return false;
+    return true;
+  }
+  static std::vector<UOp> srcs(const std::vector<UOp>& lanes, size_t i) {
+    std::vector<UOp> out;
+    out.reserve(lanes.size());
+    for (const UOp& l : lanes) out.push_back(l.src(i));
+    return out;
+  }
+  UOp gather(const std::vector<UOp>& lanes) {
+    std::vector<UOp> fixed;
+    for (const UOp& l : lanes) fixed.push_back(fix(l));
+    return UOp::make(Op::Vectorize, lanes[0].dtype().vec(int(lanes.size())), fixed);
+  }
+
+  UOp build(const std::vector<UOp>& lanes) {
+    const UOp& l0 = lanes[0];
+    const size_t w = lanes.size();
+    const DType vt = dtypes::float32.vec(int(w));
+    if (l0.dtype() != dtypes::float32) return gather(lanes);
+    if (std::all_of(lanes.begin(), lanes.end(), [&](const UOp& l) { return l == l0; })) return gather(lanes);
+    if (l0.op() == Op::Load) {  // lane j of one vector load
+      UOp v;
+      for (size_t j = 0; j < w; ++j) {
+        const UOp g = fix(lanes[j]);
+        if (g.op() != Op::Gep || g.arg_as<int64_t>() != int64_t(j) || (j && !(g.src(0) == v))) {
+          v = UOp();
+          break;
+        }
+        v = g.src(0);
+      }
+      if (v && v.dtype().count == w) return v;
+    }
+    switch (l0.op()) {
+      case Op::Add:
+        if (!same_op(lanes, Op::Add)) break;
+        for (size_t m : {1, 0})  // acc + b*c, as lowered reductions build it
+          if (same_op(srcs(lanes, m), Op::Mul)) {
+            const std::vector<UOp> mul = srcs(lanes, m);
+            return UOp::make(Op::MulAcc, vt,
+                             {pack(srcs(mul, 0)), pack(srcs(mul, 1)), pack(srcs(lanes, 1 - m))});
+          }
+        [[fallthrough]];
+      case Op::Sub:
+      case Op::Mul:
+      case Op::FDiv:
+        if (!same_op(lanes, l0.op()) || l0.src(0).dtype() != dtypes::float32) break;
+        return UOp::make(l0.op(), vt, {pack(srcs(lanes, 0)), pack(srcs(lanes, 1))});
+      case Op::Assign: {
+        if (!same_op(lanes, Op::Assign)) break;
+        const UOp acc = reg(srcs(lanes, 0));
+        if (!acc) break;
+        return UOp::make(Op::Assign, vt, {acc, pack(srcs(lanes, 1))});
+      }
+      case Op::DefineReg:
+        if (UOp acc = reg(lanes)) return acc;
+        break;
+      default: break;
+    }
+    return gather(relane(lanes));
+  }
+
+  // Lanes that stay scalar, rebuilt over packed sources (GEPs of them) where their float32 operands pack,
+  // so the scalar graph below them (a second set of accumulators) does not survive beside the vectors.
+  std::vector<UOp> relane(const std::vector<UOp>& lanes) {
+    std::vector<const UOpNode*> key;
+    for (const UOp& l : lanes) key.push_back(l.get());
+    if (auto it = relaned_.find(key); it != relaned_.end()) return it->second;
+    std::vector<UOp> r = relane_new(lanes);
+    relaned_.emplace(std::move(key), r);
+    return r;
+  }
+  std::vector<UOp> relane_new(const std::vector<UOp>& lanes) {
+    const UOp& l0 = lanes[0];
+    const bool same = std::all_of(lanes.begin(), lanes.end(), [&](const UOp& l) {
+      return l.op() == l0.op() && l.dtype() == l0.dtype() && l.num_src() == l0.num_src();
+    });
+    if (!same || !(is_alu(l0.op()) || l0.op() == Op::Cast) || l0 == lanes.back()) {
+      std::vector<UOp> fixed;
+      for (const UOp& l : lanes) fixed.push_back(fix(l));
+      return fixed;
+    }
+    std::vector<std::vector<UOp>> in;  // per source position, its new lanes
+    for (size_t i = 0; i < l0.num_src(); ++i) {
+      const std::vector<UOp> src = srcs(lanes, i);
+      if (!std::all_of(src.begin(), src.end(), [](const UOp& x) { return x.dtype() == dtypes::float32; })) {
+        in.push_back(relane(src));
+        continue;
+      }
+      const UOp v = pack(src);
+      std::vector<UOp> out;
+      for (size_t j = 0; j < src.size(); ++j)
+        out.push_back(v.op() == Op::Vectorize ? v.src(j)
+                                              : UOp::make(Op::Gep, dtypes::float32, {v}, int64_t(j)));
+      in.push_back(std::move(out));
+    }
+    std::vector<UOp> out;
+    for (size_t j = 0; j < lanes.size(); ++j) {
+      std::vector<UOp> sj;
+      for (const std::vector<UOp>& x : in) sj.push_back(x[j]);
+      out.push_back(lanes[j].with_src(sj));
+    }
+    return out;
+  }
+
+  // One vector accumulator for scalar ones that share their initial value and loops; null otherwise.
+  UOp reg(const std::vector<UOp>& lanes) {
+    std::vector<const UOpNode*> key;
+    for (const UOp& l : lanes) key.push_back(l.get());
+    if (auto it = regs_.find(key); it != regs_.end()) return it->second;
+    const UOp& l0 = lanes[0];
+    UOp r;
+    bool ok = same_op(lanes, Op::DefineReg);
+    for (size_t j = 1; ok && j < lanes.size(); ++j)
+      ok = lanes[j].src().size() == l0.src().size() &&
+           std::equal(l0.src().begin(), l0.src().end(), lanes[j].src().begin());
+    if (ok) {
+      std::vector<UOp> src(l0.src().begin(), l0.src().end());
+      src[0] = gather(std::vector<UOp>(lanes.size(), l0.src(0)));
+      r = UOp::make(Op::DefineReg, dtypes::float32.vec(int(lanes.size())), src, next_reg_++);
+    }
+    regs_.emplace(std::move(key), r);
+    return r;
+  }
+
+  std::map<std::vector<const UOpNode*>, UOp> memo_, regs_;
+  std::map<std::vector<const UOpNode*>, std::vector<UOp>> relaned_;
+  int64_t next_reg_;
+  std::unordered_map<const UOpNode*, UOp>& done_;
+};
+
 }  // namespace
 
 UOp vectorize(const UOp& sink, const std::vector<int>& widths_in) {
   std::vector<int> widths = widths_in;
   std::sort(widths.rbegin(), widths.rend());
   if (widths.empty() || widths.front() < 2) return sink;
+  // Wide vectors are the CPU's: its C vector types are unaligned (renderers/cstyle.cpp), and they pay off
+  // in arithmetic too. GPUs' 2- and 4-wide accesses must be aligned and only save instructions.
+  const bool cpu = widths.front() >= 8;
   // Accesses by (op, buffer, base) -> offset -> node.
   using Key = std::tuple<int, const UOpNode*, const UOpNode*>;
   std::map<Key, std::map<int64_t, UOp>> groups;
@@ -75,7 +257,7 @@ UOp vectorize(const UOp& sink, const std::vector<int>& widths_in) {
       const int64_t off = it->first;
       int width = 0;
       for (int w : widths) {
-        if (off % w != 0 || !multiple_of(base, w)) continue;
+        if (!cpu && (off % w != 0 || !multiple_of(base, w))) continue;
         bool run = true;
         for (int j = 1; j < w && run; ++j) run = by_off.count(off + j) > 0;
         if (run) {
@@ -108,10 +290,25 @@ UOp vectorize(const UOp& sink, const std::vector<int>& widths_in) {
     }
   }
   if (subst.empty() && gone.empty()) return sink;
-  // One rebuild in the topological order we have: every node whose sources changed is remade.
   std::unordered_map<const UOpNode*, UOp> done;
   done.reserve(topo.size() + subst.size());
   for (auto& [from, to] : subst) done.emplace(from.get(), to);
+  if (cpu) {
+    // Packed from the scalar graph as lowered; only what stays scalar is remade over the vector loads.
+    int64_t next_reg = 0;
+    for (const UOp& u : topo)
+      if (u.op() == Op::DefineReg) next_reg = std::max(next_reg, u.arg_as<int64_t>() + 1);
+    Packer packer(next_reg, done);
+    std::vector<UOp> stores;
+    for (const UOp& st : sink.src())
+      if (std::find(gone.begin(), gone.end(), st) == gone.end()) stores.push_back(packer.fix(st));
+    for (const UOp& st : new_stores) {
+      const std::vector<UOp> lanes(st.src(1).src().begin(), st.src(1).src().end());
+      stores.push_back(st.with_src({st.src(0), packer.pack(lanes)}));
+    }
+    return UOp::sink(stores);
+  }
+  // One rebuild in the topological order we have: every node whose sources changed is remade.
   std::vector<UOp> srcs;
   auto rebuilt = [&](const UOp& u) -> UOp {
     if (auto it = done.find(u.get()); it != done.end()) return it->second;

@@ -4,6 +4,17 @@
 // provably a multiple of n (so the access is aligned), the accesses are unmasked and the dtype is float32.
 // Widths are tried widest first from `widths` (DeviceCaps::vector_widths). Works on the lowered graph
 // (before linearize). Pure function; any thread.
+//
+// Widths of 8 or more are the CPU's (its C vectors may be unaligned, renderers/cstyle.cpp): there any
+// base will do, and the arithmetic feeding each vector store is packed into vector ops too, so a register
+// tile's accumulators become vector registers and its updates vector FMAs (MULACC):
+//   lanes                                    packed
+//   x, x, ..., x                             VECTORIZE(x, ..., x)              (a splat)
+//   GEP(v, 0), ..., GEP(v, n-1)              v
+//   a_i + b_i*c_i                            MULACC(b, c, a)                   (one rounding: an FMA)
+//   a_i <op> b_i   (ADD, SUB, MUL, FDIV)     a <op> b
+//   ASSIGN(acc_i, x_i), acc_i DEFINE_REG     ASSIGN(acc, x), acc one vector DEFINE_REG
+//   anything else                            VECTORIZE(lanes)                  (a gather)
 #include <vector>
 
 #include "core/ir/uop.h"

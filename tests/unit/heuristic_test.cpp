@@ -1,0 +1,113 @@
+// The hand-coded heuristic on the CPU device's own target (backends/cpu/device.cpp): the register tile it
+// picks for matmuls (UPCAST of the output's columns and rows, packed into vector accumulators and FMAs by
+// vectorize.h), and the results of tiled and untiled matmuls, odd sizes included, against the reference
+// evaluator.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/codegen/codegen.h"
+#include "core/schedule/schedule.h"
+#include "runtime/device.h"
+#include "runtime/reference.h"
+#include "runtime/tensor.h"
+
+namespace sluice::codegen {
+namespace {
+
+using O = OptOp;
+
+Tensor randf(const Shape& shape, uint32_t seed) {
+  std::vector<float> v(size_t(prod(shape)));
+  uint32_t x = seed * 2654435761u + 12345;
+  for (float& f : v) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    f = -2.0f + 4.0f * float(x % 10000) / 10000.0f;
+  }
+  return Tensor::from(v, shape, "CPU");
+}
+
+// The kernel the CPU target builds for the last compute item of t's schedule.
+Kernel cpu_kernel(const Tensor& t) {
+  Schedule s = schedule({t.uop()});
+  UOp ast;
+  for (const ScheduleItem& it : s.items)
+    if (it.ast.op() == Op::Sink) ast = it.ast;
+  return make_kernel(ast, device_target("CPU").caps);
+}
+
+size_t count_if(const Kernel& k, Op op, bool vector) {
+  return size_t(std::count_if(k.uops.begin(), k.uops.end(),
+                              [&](const UOp& u) { return u.op() == op && u.dtype().is_vector() == vector; }));
+}
+
+// t realized on the CPU device, compared with the reference evaluator (relative tolerance: the tile's
+// FMAs round once where the reference rounds twice).
+void expect_matches_reference(Tensor t) {
+  const eval::HostArray want = reference(t);
+  const std::vector<float> got = t.to_vector<float>();
+  ASSERT_EQ(int64_t(got.size()), want.numel());
+  int bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want.f[i]) <= 1e-4 * (1 + std::fabs(want.f[i]))) && bad++ < 5)
+      ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want " << want.f[i];
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(Heuristic, CpuMatmulGetsARegisterTile) {
+  const Tensor a = Tensor::empty({1024, 1024}, dtypes::float32, "CPU");
+  const Tensor b = Tensor::empty({1024, 1024}, dtypes::float32, "CPU");
+  const Kernel k = cpu_kernel(a.matmul(b));
+  // 64 columns (4 vectors of 16) by 4 rows per work-group; the reduce loop stays rolled.
+  EXPECT_EQ(k.opts, (std::vector<Opt>{{O::Upcast, 1, 64}, {O::Upcast, 0, 4}})) << k.str();
+  EXPECT_EQ(count_if(k, Op::DefineReg, true), 16u) << k.str();  // 4 x 4 vector accumulators
+  EXPECT_EQ(count_if(k, Op::DefineReg, false), 0u) << k.str();
+  EXPECT_EQ(count_if(k, Op::MulAcc, true), 16u) << k.str();  // one vector FMA per accumulator
+  EXPECT_EQ(count_if(k, Op::Load, true), 4u) << k.str();     // one row of the right operand
+}
+
+TEST(Heuristic, CpuMatmulGridWalksDownTheRowsOfAColumnTile) {
+  // Consecutive work-groups of a core share the right operand's column panel (renderers/cpu.h); an
+  // elementwise kernel keeps memory order.
+  const Tensor a = Tensor::empty({256, 256}, dtypes::float32, "CPU");
+  const render::Target t = device_target("CPU");
+  const std::string mm = t.renderer->render(cpu_kernel(a.matmul(a)));
+  EXPECT_NE(mm.find("if (++g0 == launch[0]) { g0 = 0; ++g1; }"), std::string::npos) << mm;
+  const std::string ew = t.renderer->render(cpu_kernel(a + 1.0f));
+  EXPECT_NE(ew.find("if (++g1 == launch[1]) { g1 = 0; ++g0; }"), std::string::npos) << ew;
+}
+
+TEST(Heuristic, CpuTiledMatmulsMatchTheReference) {
+  // Tiled: 96 columns take tiles of 32, 68 rows tiles of 4; an odd reduce of 129.
+  const Tensor a = randf({68, 129}, 1), b = randf({129, 96}, 2);
+  const Kernel k = cpu_kernel(a.matmul(b));
+  EXPECT_FALSE(k.opts.empty());
+  EXPECT_GT(count_if(k, Op::MulAcc, true), 0u) << k.str();
+  expect_matches_reference(a.matmul(b));
+  // Tiled, with a bias and relu after the reduction (MLP layer) and a batch axis (attention).
+  expect_matches_reference((randf({64, 80}, 3).matmul(randf({80, 128}, 4)) + randf({128}, 5)).relu());
+  expect_matches_reference(randf({3, 16, 40}, 6).matmul(randf({3, 40, 32}, 7)));
+}
+
+TEST(Heuristic, CpuTileKeepsOnlyVectorAccumulatorsUnderAScalarTail) {
+  // exp2 has no vector form in C: it runs per lane on lanes of the vector accumulators, which leaves no
+  // scalar copy of the matmul behind.
+  const Tensor y = (randf({16, 24}, 12).matmul(randf({24, 64}, 13)) * 0.5f).exp2() + 1.0f;
+  const Kernel k = cpu_kernel(y);
+  EXPECT_EQ(count_if(k, Op::DefineReg, false), 0u) << k.str();
+  EXPECT_GT(count_if(k, Op::DefineReg, true), 0u) << k.str();
+  expect_matches_reference(y);
+}
+
+TEST(Heuristic, CpuOddMatmulMatchesTheReference) {
+  // 517 columns take no vector tile: the scalar heuristic path, on sizes no tile divides.
+  const Tensor a = randf({131, 129}, 8), b = randf({129, 517}, 9);
+  expect_matches_reference(a.matmul(b));
+  expect_matches_reference(randf({7, 33}, 10).matmul(randf({33, 5}, 11)));
+}
+
+}  // namespace
+}  // namespace sluice::codegen
