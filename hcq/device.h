@@ -99,6 +99,13 @@ class Device {
   // Called by Signal::wait when a wait on `s` (owned by this device) for `value` timed out: returns what
   // the device's queues are doing (empty if nothing to say) and handles a hang as described above.
   virtual std::string explain_stall(const Signal& s, uint64_t value) = 0;
+  // Called by Signal::wait on a signal this device owns before the waiting thread sleeps: a backend whose
+  // queues complete through a driver primitive may block in it here (until `deadline` at most) and apply
+  // the completion on the waiting thread, so the waiter wakes straight from the driver rather than
+  // through a completion thread. The default does nothing. Must not throw: failures land on signals.
+  virtual void wait_in_driver(const Signal& s, uint64_t value, Clock::time_point deadline) {
+    (void)s, (void)value, (void)deadline;
+  }
 
  protected:
   Device(std::string name, uint32_t compute_queues, uint32_t copy_queues);

@@ -31,6 +31,7 @@ bool Signal::wait_until(uint64_t v, Clock::time_point deadline) const {
 void Signal::wait(uint64_t v, std::chrono::nanoseconds timeout) const {
   auto now = Clock::now();
   auto deadline = timeout >= Clock::time_point::max() - now ? Clock::time_point::max() : now + timeout;
+  if (owner_ && value() < v && !failed()) owner_->wait_in_driver(*this, v, deadline);
   bool reached = value_.wait_until(v, deadline, &failed_);
   if (failed()) throw FaultError(error());
   if (reached) return;

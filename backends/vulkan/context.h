@@ -9,7 +9,14 @@
 // mutex. Ordering inside an hcq queue never relies on which VkQueue it shares (queue.h), so two hcq
 // queues can share one VkQueue.
 //
-// Threading: the members are set at open and read-only after; submit() is thread-safe.
+// Lost device, test only: with SLUICE_VULKAN_TEST_DEVICE_LOST=n set when the device opens (device.h), the
+// device behaves as lost after n successful submits: that submit and every later one, and every semaphore
+// wait or read through wait_semaphores()/semaphore_value(), answer VK_ERROR_DEVICE_LOST, as a driver does
+// once the device is gone. The backend's queues make their Vulkan calls through these wrappers.
+//
+// Threading: the members are set at open and read-only after (lose_after_ and lost_ are atomics);
+// submit() and the wrappers are thread-safe.
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -38,12 +45,27 @@ struct Context {
   bool force_staging = false;  // SLUICE_VULKAN_STAGING=1: never map buffer memory, copy through staging
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;  // loaded from and saved to the compiler's cache dir
   bool float16 = false, int64 = false, float64 = false, int8 = false, int16 = false;
+  // descriptorBindingStorageBufferUpdateAfterBind: a recorded command buffer's descriptor sets can be
+  // rewritten before it is submitted again (graph.h).
+  bool update_after_bind = false;
 
   // Failing calls name the call and the VkResult (loader.h).
   void submit(VkQueue q, const VkSubmitInfo& info, VkFence fence) {
     std::lock_guard lk(queue_mu(q));
-    check(vk.vkQueueSubmit(q, 1, &info, fence), "vkQueueSubmit");
+    if (lose_after_.load(std::memory_order_relaxed) >= 0 && lose_after_.fetch_sub(1) <= 0) lost_ = true;
+    check(lost_ ? VK_ERROR_DEVICE_LOST : vk.vkQueueSubmit(q, 1, &info, fence), "vkQueueSubmit");
   }
+  VkResult wait_semaphores(const VkSemaphoreWaitInfo& info, uint64_t timeout_ns) const {
+    return lost_ ? VK_ERROR_DEVICE_LOST : vk.vkWaitSemaphores(dev, &info, timeout_ns);
+  }
+  VkResult semaphore_value(VkSemaphore s, uint64_t* value) const {
+    return lost_ ? VK_ERROR_DEVICE_LOST : vk.vkGetSemaphoreCounterValue(dev, s, value);
+  }
+  void lose_after_submits(int64_t n) { lose_after_ = n; }  // test only (above)
+
+ private:
+  std::atomic<int64_t> lose_after_{-1};  // submits left before the simulated loss; -1: never
+  std::atomic<bool> lost_{false};
 };
 
 }  // namespace sluice::vulkan

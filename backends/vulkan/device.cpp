@@ -97,11 +97,12 @@ class Device final : public hcq::Device {
     ctx_.inst = &inst;
     ctx_.phys = pd;
     create_device();
+    if (const char* n = std::getenv("SLUICE_VULKAN_TEST_DEVICE_LOST")) ctx_.lose_after_submits(std::atoll(n));
     allocator_ = make_allocator(*this, ctx_);
     compiler_ = make_compiler(&ctx_);
     load_pipeline_cache();
     calibrate();
-    for (int k : {kCompute, kCopy}) queues_[k] = start_queue(config(k));
+    for (int k : {kCompute, kCopy}) queues_[k] = start_queue(config(k)), live_[k] = queues_[k].get();
   }
 
   ~Device() override {
@@ -137,6 +138,12 @@ class Device final : public hcq::Device {
     p.int64 = ctx_.int64;
     p.float64 = ctx_.float64;
     return p;
+  }
+
+  void wait_in_driver(const hcq::Signal& s, uint64_t value, hcq::Clock::time_point deadline) override {
+    const uint64_t tv = &s == &timeline() ? value : 0;
+    for (int k : {kCompute, kCopy})
+      live_[k].load(std::memory_order_acquire)->wait_for(s, value, tv, deadline);
   }
 
   std::string explain_stall(const hcq::Signal&, uint64_t) override {
@@ -222,6 +229,7 @@ class Device final : public hcq::Device {
     ctx_.int16 = f.features.shaderInt16 && f11.storageBuffer16BitAccess;
     ctx_.int64 = f.features.shaderInt64;
     ctx_.float64 = f.features.shaderFloat64;
+    ctx_.update_after_bind = f12.descriptorBindingStorageBufferUpdateAfterBind;
     storage8_ = f12.storageBuffer8BitAccess;
     storage16_ = f11.storageBuffer16BitAccess;
 
@@ -297,6 +305,7 @@ class Device final : public hcq::Device {
     c.profile = [this](hcq::ProfileRecord r) { add_profile(std::move(r)); };
     c.retire = [this](uint64_t v, uint64_t ns) { retire(v, ns); };
     c.period_ns = period_ns_;
+    c.cpu_device = ctx_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     c.offset_ns = offset_ns_;
     return c;
   }
@@ -325,6 +334,7 @@ class Device final : public hcq::Device {
     for (hcq::Signal* s : queues_[k]->dropped_signals()) s->fail(msg.str());
     graveyard_.push_back(std::move(queues_[k]));
     queues_[k] = start_queue(config(k));
+    live_[k].store(queues_[k].get(), std::memory_order_release);
     {
       std::lock_guard rl(retire_mu_);
       retired_ = timeline_value();
@@ -406,6 +416,8 @@ class Device final : public hcq::Device {
   int64_t offset_ns_ = 0;
   const std::string queue_names_[2] = {"compute:0", "copy:0"};
   std::unique_ptr<Queue> queues_[2];
+  // queues_ for wait_in_driver, which takes no lock: a replaced queue stays alive in graveyard_.
+  std::atomic<Queue*> live_[2] = {nullptr, nullptr};
   std::vector<std::unique_ptr<Queue>> graveyard_;  // abandoned queues
   std::mutex submit_mu_[2];
   std::mutex reset_mu_;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "backends/vulkan/graph.h"
 #include "backends/vulkan/program.h"
 #include "hcq/error.h"
 
@@ -41,6 +42,7 @@ struct Segment {
   uint64_t value = 0;  // of the queue's semaphore once it finished
   uint64_t submit_ns = 0;
   bool recording = false;
+  bool external = false;  // cmd belongs to the graph cache, not to the queue's free list
 };
 
 class VkQueueImpl final : public Queue {
@@ -61,6 +63,17 @@ class VkQueueImpl final : public Queue {
       qi.queryCount = kQueries;
       check(vk_.vkCreateQueryPool(ctx_.dev, &qi, nullptr, &queries_), "vkCreateQueryPool");
     }
+    if (cfg_.compute)
+      graphs_ = std::make_unique<GraphCache>(
+          ctx_, *cfg_.allocator, cfg_.device_name, cfg_.family,
+          [this] {
+            uint64_t v = 0;
+            check(ctx_.semaphore_value(sem_, &v), "vkGetSemaphoreCounterValue");
+            return v;
+          },
+          [this](uint64_t v) {
+            if (auto err = wait_gpu(v)) throw DeviceError(*err);
+          });
     worker_ = std::thread([this] { work(); });
     completer_ = std::thread([this] { complete(); });
   }
@@ -72,11 +85,13 @@ class VkQueueImpl final : public Queue {
       cv_.wait(lk, [&] { return (fifo_.empty() && !busy_ && inflight_.empty()) || abandoned_.load(); });
       stop_ = true;
     }
-    cv_.notify_all();
+    notify_all();
     worker_.join();
     completer_.join();
+    { std::lock_guard c(complete_mu_); }  // a host thread applying the last segments (wait_for) is done
     if (abandoned_) vk_.vkQueueWaitIdle(cfg_.queue);  // the abandoned work must finish before its objects go
     for (auto& s : inflight_) recycle(s);
+    graphs_.reset();
     for (VkDescriptorPool p : free_pools_) vk_.vkDestroyDescriptorPool(ctx_.dev, p, nullptr);
     if (queries_) vk_.vkDestroyQueryPool(ctx_.dev, queries_, nullptr);
     vk_.vkDestroyCommandPool(ctx_.dev, cmd_pool_, nullptr);
@@ -91,11 +106,12 @@ class VkQueueImpl final : public Queue {
       process(words, tv);
       lk.lock();
       busy_ = false;
+      if (!fifo_.empty()) work_cv_.notify_one();
       cv_.notify_all();
       return;
     }
     fifo_.push_back({std::vector<uint64_t>(words.begin(), words.end()), tv});
-    cv_.notify_all();
+    work_cv_.notify_one();
   }
 
   QueueStatus status() override {
@@ -117,11 +133,43 @@ class VkQueueImpl final : public Queue {
     return st;
   }
 
+  void wait_for(const hcq::Signal& s, uint64_t v, uint64_t tv, hcq::Clock::time_point deadline) override {
+    uint64_t target = 0;
+    {
+      std::lock_guard lk(mu_);
+      for (const Segment& seg : inflight_) {
+        for (const Event& e : seg.events)
+          if ((e.kind == Event::Signal && e.signal == &s && e.value >= v) ||
+              (tv && e.kind == Event::Retire && e.value >= tv)) {
+            target = seg.value;
+            break;
+          }
+        if (target || seg.value == 0) break;  // a segment never submitted completes on the other threads
+      }
+    }
+    if (!target) return;
+    auto wi = vk_struct<VkSemaphoreWaitInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO);
+    wi.semaphoreCount = 1;
+    wi.pSemaphores = &sem_;
+    wi.pValues = &target;
+    // In slices, so that a failed signal or an abandoned queue ends the wait (a hung GPU never answers).
+    for (;;) {
+      const auto now = hcq::Clock::now();
+      if (now >= deadline || abandoned_ || s.failed()) return;
+      const auto slice = std::min<hcq::Clock::duration>(deadline - now, kPoll);
+      VkResult r = ctx_.wait_semaphores(wi, uint64_t(std::chrono::nanoseconds(slice).count()));
+      if (r == VK_SUCCESS) break;
+      if (r != VK_TIMEOUT) return;  // the completion thread sees the failure and reports it
+    }
+    std::lock_guard c(complete_mu_);
+    drain(target, nullptr);
+  }
+
   bool abandon(uint64_t token) override {
     std::lock_guard lk(mu_);
     if (inflight_.empty() || inflight_.front().value != token) return false;
     abandoned_ = true;
-    cv_.notify_all();
+    notify_all();
     return true;
   }
 
@@ -151,7 +199,7 @@ class VkQueueImpl final : public Queue {
   void work() {
     std::unique_lock lk(mu_);
     for (;;) {
-      cv_.wait(lk, [&] { return stop_ || abandoned_ || (!fifo_.empty() && !busy_); });
+      work_cv_.wait(lk, [&] { return stop_ || abandoned_ || (!fifo_.empty() && !busy_); });
       if (stop_ || abandoned_) return;
       auto [words, tv] = std::move(fifo_.front());
       fifo_.pop_front();
@@ -173,6 +221,17 @@ class VkQueueImpl final : public Queue {
       error = lost_;
     }
     size_t i = 0;
+    if (!error && graphs_ && !cfg_.profiling() && GraphCache::eligible(w)) {
+      try {
+        cur_.cmd = graphs_->prepare(w, cur_.programs);
+        cur_.external = cur_.cmd != VK_NULL_HANDLE;
+        if (cur_.external) i = w.size();
+      } catch (const std::exception& e) {
+        error = std::make_shared<std::string>(e.what());
+        if (std::string(e.what()).find("VK_ERROR_DEVICE_LOST") != std::string::npos) set_lost(error);
+        cur_.programs.clear();
+      }
+    }
     for (; i < w.size() && !error; i += pk::words(w[i])) {
       const uint64_t* p = &w[i];
       try {
@@ -182,7 +241,10 @@ class VkQueueImpl final : public Queue {
           case pk::Timestamp: event(Event(Event::Timestamp, pk::ptr<hcq::Signal>(p[1])), true); break;
           case pk::Exec: exec(pk::ExecView(p)); break;
           case pk::Copy: copy(p[1], p[2], p[3]); break;
-          case pk::Barrier: barrier(true); break;
+          case pk::Barrier:
+            barrier(true);
+            first_cmd_ = true;  // the next command needs no barrier of its own
+            break;
           default: break;
         }
       } catch (const std::exception& e) {
@@ -246,8 +308,8 @@ class VkQueueImpl final : public Queue {
     cur_.recording = true;
     // A barrier's first scope is every command submitted earlier to the VkQueue, so this orders the
     // segment after the previous ones without a semaphore wait (which would put Mesa's queues into
-    // threaded submission).
-    barrier(false);
+    // threaded submission). A CPU device runs submissions one after another anyway (queue.h).
+    if (!cfg_.cpu_device) barrier(false);
     first_cmd_ = true;
   }
 
@@ -271,9 +333,9 @@ class VkQueueImpl final : public Queue {
     vk_.vkCmdWriteTimestamp(cur_.cmd, stage, queries_, slot);
   }
 
-  // A signal or timestamp: a query at this point of the command buffer.
+  // A signal or timestamp: a query at this point of the command buffer (queue.h: not on a CPU device).
   void event(Event e, bool stamp) {
-    if (stamp && queries_) {
+    if (stamp && queries_ && !cfg_.cpu_device) {
       begin();
       e.slot = take_slot();
       timestamp(e.slot, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
@@ -470,6 +532,7 @@ class VkQueueImpl final : public Queue {
     si.pSignalSemaphores = &sem_;
     cur_.submit_ns = hcq::now_ns();
     ctx_.submit(cfg_.queue, si, VK_NULL_HANDLE);
+    if (cur_.external) graphs_->submitted(signal_value);
     submitted_ = signal_value;
     cur_.value = signal_value;
     enqueue();
@@ -487,28 +550,53 @@ class VkQueueImpl final : public Queue {
     std::lock_guard lk(mu_);
     inflight_.push_back(std::move(cur_));
     cur_ = Segment{};
-    cv_.notify_all();
+    done_cv_.notify_one();
   }
 
   // --- Completion ---
 
+  // Segments finish in the order they were submitted; whichever thread sees one finished applies it
+  // (complete_mu_ keeps that in order): the completion thread, which blocks in vkWaitSemaphores, or a
+  // host thread waiting on one of the queue's signals (wait_for), so that it wakes straight from the
+  // driver. The submitting thread leaves completions alone: it is the one that limits eager throughput.
   void complete() {
     std::unique_lock lk(mu_);
     for (;;) {
-      cv_.wait(lk, [&] { return stop_ || abandoned_ || !inflight_.empty(); });
+      done_cv_.wait(lk, [&] { return stop_ || abandoned_ || !inflight_.empty(); });
       if (abandoned_ || (stop_ && inflight_.empty())) return;
       const uint64_t value = inflight_.front().value;
       lk.unlock();
       std::shared_ptr<std::string> error = value ? wait_gpu(value) : nullptr;
+      uint64_t reached = value;
+      if (value && !error) ctx_.semaphore_value(sem_, &reached);  // later segments may be done too
+      {
+        std::lock_guard c(complete_mu_);
+        drain(std::max(reached, value), error);
+      }
       lk.lock();
-      if (abandoned_) return;  // dropped work: the device failed its signals
-      Segment s = std::move(inflight_.front());
-      inflight_.pop_front();
-      last_done_ns_ = hcq::now_ns();
-      lk.unlock();
+    }
+  }
+
+  // Applies the segments at the front of inflight_ that are done: semaphore value <= `reached` (0: a
+  // segment that was never submitted). `error` (the wait for `reached` failed) fails the front one.
+  // Called with complete_mu_ held.
+  void drain(uint64_t reached, std::shared_ptr<std::string> error) {
+    for (;;) {
+      Segment s;
+      {
+        std::lock_guard lk(mu_);
+        if (abandoned_ || inflight_.empty()) return;  // abandoned: the device failed its signals
+        const Segment& f = inflight_.front();
+        if (!error && f.value > reached) return;
+        if (error && f.value > reached && f.value != 0) return;
+        s = std::move(inflight_.front());
+        inflight_.pop_front();
+        last_done_ns_ = hcq::now_ns();
+      }
       apply(s, error);
       recycle(s);
-      lk.lock();
+      error = nullptr;
+      std::lock_guard lk(mu_);
       slots_freed_ += s.slots;
       cv_.notify_all();
     }
@@ -521,7 +609,7 @@ class VkQueueImpl final : public Queue {
     wi.pSemaphores = &sem_;
     wi.pValues = &value;
     for (;;) {
-      VkResult r = vk_.vkWaitSemaphores(ctx_.dev, &wi, uint64_t(std::chrono::nanoseconds(kPoll).count()));
+      VkResult r = ctx_.wait_semaphores(wi, uint64_t(std::chrono::nanoseconds(kPoll).count()));
       if (r == VK_SUCCESS) return nullptr;
       if (r == VK_TIMEOUT) {
         if (abandoned_) return nullptr;
@@ -574,7 +662,7 @@ class VkQueueImpl final : public Queue {
   void recycle(Segment& s) {
     for (VkDescriptorPool p : s.pools) vk_.vkResetDescriptorPool(ctx_.dev, p, 0);
     std::lock_guard lk(mu_);
-    if (s.cmd) free_cmds_.push_back(s.cmd);
+    if (s.cmd && !s.external) free_cmds_.push_back(s.cmd);
     free_pools_.insert(free_pools_.end(), s.pools.begin(), s.pools.end());
     s.cmd = VK_NULL_HANDLE;
     s.pools.clear();
@@ -593,7 +681,15 @@ class VkQueueImpl final : public Queue {
   uint64_t submitted_ = 0;  // the semaphore value of the last submitted segment
 
   std::mutex mu_;  // everything below
-  std::condition_variable cv_;
+  // Each waiter has its own condition variable, so a notification wakes only the thread it is for.
+  std::condition_variable work_cv_;  // the worker: fifo_, busy_, stop_, abandoned_
+  std::condition_variable done_cv_;  // the completion thread: inflight_, stop_, abandoned_
+  std::condition_variable cv_;       // the rest: slots freed, the queue drained (destructor)
+  void notify_all() {
+    work_cv_.notify_all();
+    done_cv_.notify_all();
+    cv_.notify_all();
+  }
   std::deque<std::pair<std::vector<uint64_t>, uint64_t>> fifo_;
   bool busy_ = false, stop_ = false;
   std::atomic<bool> abandoned_{false};
@@ -605,6 +701,8 @@ class VkQueueImpl final : public Queue {
   uint64_t slots_taken_ = 0, slots_freed_ = 0;
   std::vector<VkCommandBuffer> free_cmds_;
   std::vector<VkDescriptorPool> free_pools_;
+  std::mutex complete_mu_;              // held while applying finished segments (drain)
+  std::unique_ptr<GraphCache> graphs_;  // compute queues: graph replays (graph.h)
   std::thread worker_, completer_;
 };
 

@@ -7,32 +7,43 @@
 //   copy      vkCmdCopyBuffer between the VkBuffers the addresses resolve to (allocator.h)
 //   barrier   a full pipeline barrier, host reads included; every command is also preceded by a barrier,
 //             because hcq's commands of one queue never overlap (a copy may read the copy before it)
-//   signal    a timestamp query written at that point of the command buffer; the value is written to the
-//             hcq::Signal (host memory) when the segment's timeline semaphore value completes
+//   signal    a timestamp query written at that point of the command buffer (on a GPU; a CPU device
+//             such as lavapipe stamps it with the host time its completion is seen); the value is written
+//             to the hcq::Signal (host memory) when the segment's timeline semaphore value completes
 //   timestamp the same without the value
 //   wait      satisfied waits cost nothing; otherwise the segment recorded so far is submitted and the
 //             queue's worker thread blocks on the host signal (so any device's or the host's signal works)
 // A submission is cut into segments: command buffers, each one vkQueueSubmit that signals the next value
 // of the queue's own timeline semaphore (VkTimelineSemaphoreSubmitInfo). Segments are ordered by a
 // pipeline barrier at the start of each (its first scope is every command submitted earlier to the
-// VkQueue) rather than by semaphore waits, which would switch Mesa's queues to threaded submission; a
-// signal operation of vkQueueSubmit covers every earlier command of the VkQueue, so semaphore value n
-// means segment n and all before it are done. When both hcq queues share one VkQueue (lavapipe: one queue
-// family with one queue), the barrier also orders them against each other: correct, with no overlap of
-// copies and kernels. A completion thread waits on the semaphore, reads the segment's timestamps
-// (converted to host-clock ns, clamped to the window in which the host saw the segment run) and applies
-// its signal writes, profile records and timeline retirement in record order.
+// VkQueue; a CPU device needs none, QueueConfig::cpu_device) rather than by semaphore waits, which would
+// switch Mesa's queues to threaded submission; a signal operation of vkQueueSubmit covers every earlier
+// command of the VkQueue, so semaphore value n means segment n and all before it are done. When both hcq
+// queues share one VkQueue (lavapipe: one queue family with one queue), the barrier also orders them against
+// each other: correct, with no overlap of copies and kernels. A completion thread waits on the semaphore,
+// reads the segment's timestamps (converted to host-clock ns, clamped to the window in which the host saw the
+// segment run) and applies its signal writes, profile records and timeline retirement in record order.
+//
+// A host thread that waits on a signal of this device (Signal::wait -> Device::wait_in_driver ->
+// wait_for) waits in vkWaitSemaphores for the segment that writes it and applies it itself, so it wakes
+// straight from the driver.
 //
 // Signals stay host words (hcq/signal.h) rather than VkSemaphores: every device and the host can wait on
 // them, and the failure rules (a failed wait skips the rest of its submission and fails its signals) are
-// kept exactly. The cost is one thread hop at completion.
+// kept exactly; a host waiter still wakes straight from the driver (above).
+//
+// Graph replays: a submission shaped as hcq::Graph records them (exec and copy commands with a
+// memory_barrier between each two), submitted again, runs as a command buffer recorded once and patched
+// in place (graph.h), unless profiling is on (which needs a timestamp around every command).
 //
 // Fast path: a submission whose waits are all satisfied when it is pushed, to a queue with nothing queued
 // on its worker, is recorded and submitted on the caller's thread.
 //
 // Failures: a Vulkan call that fails while processing fails the signals of the rest of the submission
-// with "[call] failed: VK_..."; VK_ERROR_DEVICE_LOST marks the queue lost, and every later submission
-// fails its signals with that error and still retires, so no wait hangs and the process carries on.
+// with "[call] failed: VK_..."; VK_ERROR_DEVICE_LOST (from vkQueueSubmit or while waiting on the
+// semaphore) marks the queue lost: the segments in flight and every later submission fail their signals
+// with that error and still retire, so no wait hangs and the process carries on (tested with the
+// simulated loss of context.h).
 //
 // Threading: push() is called under the device's submit lock of this queue; status()/abandon() from any
 // thread.
@@ -63,6 +74,11 @@ struct QueueConfig {
   // Device-level timestamp conversion: host_ns = ticks * period + offset (period 0: no device timestamps).
   double period_ns = 0;
   int64_t offset_ns = 0;
+  // The device is the host CPU (VK_PHYSICAL_DEVICE_TYPE_CPU: lavapipe). Its VkQueue runs submissions one
+  // after another on host memory, so a segment needs no barrier in front of it, and signals carry the
+  // host time their completion was seen rather than a timestamp query, which is no more exact there.
+  // Both cost lavapipe a pipeline flush each, as much as the dispatch itself. Profiling keeps its queries.
+  bool cpu_device = false;
 };
 
 struct QueueStatus {
@@ -84,6 +100,11 @@ class Queue {
   virtual bool abandon(uint64_t token) = 0;
   // After abandon(): every signal the queue's unfinished work would have written.
   virtual std::vector<hcq::Signal*> dropped_signals() = 0;
+  // hcq::Device::wait_in_driver: if a submitted segment writes `s` >= `value` (or retires timeline value
+  // `timeline_value`, when non-zero), waits for it in vkWaitSemaphores on the calling thread (until
+  // `deadline` at most) and applies what finished. Never throws.
+  virtual void wait_for(const hcq::Signal& s, uint64_t value, uint64_t timeline_value,
+                        hcq::Clock::time_point deadline) = 0;
   // Blocks until the GPU finished everything submitted (for destroying an abandoned queue).
 };
 

@@ -7,7 +7,9 @@
 // - submit -> signal round trip of one empty kernel (p50 / p99), against raw submit -> vkWaitSemaphores;
 // - elementwise add of 16M float32 (bandwidth) and a 512x512 float32 matmul (GFLOP/s) through the Tensor
 //   API on VULKAN beside the CPU device.
-// Report sluice/raw from the medians: the per_kernel_us / p50_us counters of the Vk* and Raw* rows.
+// Report sluice/raw from the medians: the per_kernel_us / p50_us counters of the Vk* and Raw* rows, or
+// the ratio counter of the *Paired rows, which alternate sluice and raw iteration by iteration so that
+// both see the same machine load (the figures to quote on a shared machine).
 // Run: vulkan_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
@@ -265,6 +267,45 @@ void BM_RawEagerDispatch(benchmark::State& state) {
 }
 BENCHMARK(BM_RawEagerDispatch)->UseRealTime();
 
+// Both of the above alternating, kInFlight dispatches each per iteration, each batch waited for (see
+// BM_GraphReplayPaired): the medians per kernel and sluice/raw.
+void BM_EagerDispatchPaired(benchmark::State& state) {
+  Sluice& s = sluice_dev();
+  Raw& r = raw();
+  auto sig = s.dev->new_signal("bench");
+  const hcq::KernelArgs args{{s.a.addr, s.b.addr}, {1}};
+  uint64_t v = sig->value();
+  r.wait(r.value);
+  std::vector<double> vk_us, raw_us;
+  for (auto _ : state) {
+    uint64_t t0 = hcq::now_ns();
+    for (int i = 0; i < kInFlight; ++i) {
+      hcq::HwQueue q;
+      q.exec(*s.empty, args, {1}).signal(*sig, ++v);
+      q.submit(*s.dev);
+    }
+    sig->wait(v);
+    uint64_t t1 = hcq::now_ns();
+    for (int i = 0; i < kInFlight; ++i) {
+      VkCommandBuffer c = r.cmds[size_t(i)];
+      r.begin(c, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+      r.record_dispatch(c, i);
+      r.vk.vkEndCommandBuffer(c);
+      r.submit(c);
+    }
+    r.wait(r.value);
+    uint64_t t2 = hcq::now_ns();
+    vk_us.push_back(double(t1 - t0) / 1e3 / kInFlight);
+    raw_us.push_back(double(t2 - t1) / 1e3 / kInFlight);
+  }
+  std::sort(vk_us.begin(), vk_us.end());
+  std::sort(raw_us.begin(), raw_us.end());
+  state.counters["vk_per_kernel_us"] = vk_us[vk_us.size() / 2];
+  state.counters["raw_per_kernel_us"] = raw_us[raw_us.size() / 2];
+  state.counters["ratio"] = vk_us[vk_us.size() / 2] / raw_us[raw_us.size() / 2];
+}
+BENCHMARK(BM_EagerDispatchPaired)->UseRealTime();
+
 // ---------------------------------------------------------------- dispatch overhead, graph
 
 void BM_VkGraphReplay(benchmark::State& state) {
@@ -307,6 +348,51 @@ void BM_RawGraphReplay(benchmark::State& state) {
       double(state.iterations()) * n * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_RawGraphReplay)->Arg(100)->UseRealTime();
+
+// Both of the above alternating, one replay each per iteration: on a shared machine whose load moves
+// during a run, only this pairs each sluice replay with a raw one under the same load. Reports the
+// medians per kernel and sluice/raw.
+void BM_GraphReplayPaired(benchmark::State& state) {
+  Sluice& s = sluice_dev();
+  Raw& r = raw();
+  const int n = int(state.range(0));
+  std::vector<hcq::GraphItem> items;
+  for (int i = 0; i < n; ++i)
+    items.push_back(hcq::GraphExec{s.empty.get(), {{s.a.addr, s.b.addr}, {i}}, {1}});
+  hcq::Graph g(*s.dev, items);
+  r.wait(r.value);
+  VkCommandBuffer c = r.cmds[kInFlight];
+  r.begin(c, 0);
+  for (int i = 0; i < n; ++i) {
+    if (i) {
+      auto mb = vulkan::vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+      mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+      mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+      r.vk.vkCmdPipelineBarrier(c, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                0, 1, &mb, 0, nullptr, 0, nullptr);
+    }
+    r.record_dispatch(c, i);
+  }
+  r.vk.vkEndCommandBuffer(c);
+  std::vector<double> vk_us, raw_us;
+  int i = 0;
+  for (auto _ : state) {
+    uint64_t t0 = hcq::now_ns();
+    g.set_var(0, 0, ++i);
+    s.dev->timeline().wait(g.replay());
+    uint64_t t1 = hcq::now_ns();
+    r.wait(r.submit(c));
+    uint64_t t2 = hcq::now_ns();
+    vk_us.push_back(double(t1 - t0) / 1e3 / n);
+    raw_us.push_back(double(t2 - t1) / 1e3 / n);
+  }
+  std::sort(vk_us.begin(), vk_us.end());
+  std::sort(raw_us.begin(), raw_us.end());
+  state.counters["vk_per_kernel_us"] = vk_us[vk_us.size() / 2];
+  state.counters["raw_per_kernel_us"] = raw_us[raw_us.size() / 2];
+  state.counters["ratio"] = vk_us[vk_us.size() / 2] / raw_us[raw_us.size() / 2];
+}
+BENCHMARK(BM_GraphReplayPaired)->Arg(100)->UseRealTime();
 
 // ---------------------------------------------------------------- submit -> signal round trip
 
@@ -351,6 +437,48 @@ void BM_RawRoundTrip(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_RawRoundTrip)->UseRealTime();
+
+// Both of the above alternating, one round trip each per iteration (see BM_GraphReplayPaired): the
+// sluice and raw p50 and p99 and sluice/raw of the p50s. Both wait in vkWaitSemaphores (sluice through
+// Signal::wait -> Device::wait_in_driver).
+void BM_RoundTripPaired(benchmark::State& state) {
+  Sluice& s = sluice_dev();
+  Raw& r = raw();
+  auto sig = s.dev->new_signal("bench");
+  hcq::HwQueue q;
+  hcq::HwQueue::Cmd cmd;
+  q.exec(*s.empty, {{s.a.addr, s.b.addr}, {1}}, {1}).signal(*sig, 0, &cmd);
+  uint64_t v = sig->value();
+  r.wait(r.value);
+  VkCommandBuffer c = r.cmds[0];
+  std::vector<uint64_t> vk, rw;
+  vk.reserve(1 << 20), rw.reserve(1 << 20);
+  for (auto _ : state) {
+    uint64_t t0 = hcq::now_ns();
+    q.patch_value(cmd, ++v);
+    q.submit(*s.dev);
+    sig->wait(v);
+    uint64_t t1 = hcq::now_ns();
+    r.begin(c, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    r.record_dispatch(c, 1);
+    r.vk.vkEndCommandBuffer(c);
+    r.wait(r.submit(c));
+    uint64_t t2 = hcq::now_ns();
+    vk.push_back(t1 - t0);
+    rw.push_back(t2 - t1);
+  }
+  std::sort(vk.begin(), vk.end());
+  std::sort(rw.begin(), rw.end());
+  auto us = [](const std::vector<uint64_t>& x, size_t num, size_t den) {
+    return double(x[x.size() * num / den]) / 1e3;
+  };
+  state.counters["vk_p50_us"] = us(vk, 1, 2);
+  state.counters["raw_p50_us"] = us(rw, 1, 2);
+  state.counters["vk_p99_us"] = us(vk, 99, 100);
+  state.counters["raw_p99_us"] = us(rw, 99, 100);
+  state.counters["ratio"] = us(vk, 1, 2) / us(rw, 1, 2);
+}
+BENCHMARK(BM_RoundTripPaired)->UseRealTime();
 
 // ---------------------------------------------------------------- Tensor API: bandwidth and matmul
 

@@ -1,0 +1,214 @@
+// VULKAN's own paths (issue #6), beyond the conformance suite:
+// - graph replays run as command buffers recorded once and patched in place (backends/vulkan/graph.h):
+//   patched buffers, variables and launch sizes, replays in flight at once, a program freed and another
+//   loaded;
+// - "A lost device fails its signals with an error; the process survives." SLUICE_VULKAN_TEST_DEVICE_LOST=n
+// (backends/vulkan/device.h, test only) opens a device that behaves as lost after n submits: vkQueueSubmit,
+// vkWaitSemaphores and vkGetSemaphoreCounterValue answer VK_ERROR_DEVICE_LOST from then on, as a driver does
+// once its device is gone. Runs with the Khronos validation layer, as the conformance suite does, and fails
+// on any error it reports.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/device.h"
+#include "backends/vulkan/loader.h"
+#include "hcq/device.h"
+#include "hcq/error.h"
+#include "hcq/graph.h"
+#include "runtime/tensor.h"
+
+namespace sluice {
+namespace {
+
+// vk_add: bufs {out, in}, vars {k}: out[g] = in[g] + k, g the flattened work-group id (spirv-as of the
+// cts_add assembly in kernels_vulkan.cpp, SPIR-V 1.5, entry point renamed).
+constexpr uint32_t kAddWords[] = {
+    0x07230203, 0x00010500, 0x00070000, 0x00000027, 0x00000000, 0x00020011, 0x00000001, 0x0003000e,
+    0x00000000, 0x00000001, 0x000a000f, 0x00000005, 0x00000001, 0x615f6b76, 0x00006464, 0x00000002,
+    0x00000003, 0x00000004, 0x00000005, 0x00000006, 0x00060010, 0x00000001, 0x00000011, 0x00000001,
+    0x00000001, 0x00000001, 0x00040047, 0x00000002, 0x0000000b, 0x0000001a, 0x00040047, 0x00000003,
+    0x0000000b, 0x00000018, 0x00040047, 0x00000007, 0x00000006, 0x00000004, 0x00050048, 0x00000008,
+    0x00000000, 0x00000023, 0x00000000, 0x00030047, 0x00000008, 0x00000002, 0x00040047, 0x00000004,
+    0x00000022, 0x00000000, 0x00040047, 0x00000004, 0x00000021, 0x00000000, 0x00040047, 0x00000005,
+    0x00000022, 0x00000000, 0x00040047, 0x00000005, 0x00000021, 0x00000001, 0x00050048, 0x00000009,
+    0x00000000, 0x00000023, 0x00000000, 0x00030047, 0x00000009, 0x00000002, 0x00020013, 0x0000000a,
+    0x00030021, 0x0000000b, 0x0000000a, 0x00040015, 0x0000000c, 0x00000020, 0x00000000, 0x00040015,
+    0x0000000d, 0x00000020, 0x00000001, 0x00040017, 0x0000000e, 0x0000000c, 0x00000003, 0x00040020,
+    0x0000000f, 0x00000001, 0x0000000e, 0x0004003b, 0x0000000f, 0x00000002, 0x00000001, 0x0004003b,
+    0x0000000f, 0x00000003, 0x00000001, 0x0003001d, 0x00000007, 0x0000000d, 0x0003001e, 0x00000008,
+    0x00000007, 0x00040020, 0x00000010, 0x0000000c, 0x00000008, 0x00040020, 0x00000011, 0x0000000c,
+    0x0000000d, 0x0004002b, 0x0000000c, 0x00000012, 0x00000000, 0x0004003b, 0x00000010, 0x00000004,
+    0x0000000c, 0x0004003b, 0x00000010, 0x00000005, 0x0000000c, 0x0003001e, 0x00000009, 0x0000000d,
+    0x00040020, 0x00000013, 0x00000009, 0x00000009, 0x0004003b, 0x00000013, 0x00000006, 0x00000009,
+    0x00040020, 0x00000014, 0x00000009, 0x0000000d, 0x00050036, 0x0000000a, 0x00000001, 0x00000000,
+    0x0000000b, 0x000200f8, 0x00000015, 0x0004003d, 0x0000000e, 0x00000016, 0x00000002, 0x0004003d,
+    0x0000000e, 0x00000017, 0x00000003, 0x00050051, 0x0000000c, 0x00000018, 0x00000016, 0x00000000,
+    0x00050051, 0x0000000c, 0x00000019, 0x00000016, 0x00000001, 0x00050051, 0x0000000c, 0x0000001a,
+    0x00000016, 0x00000002, 0x00050051, 0x0000000c, 0x0000001b, 0x00000017, 0x00000000, 0x00050051,
+    0x0000000c, 0x0000001c, 0x00000017, 0x00000001, 0x00050084, 0x0000000c, 0x0000001d, 0x0000001c,
+    0x0000001a, 0x00050080, 0x0000000c, 0x0000001e, 0x00000019, 0x0000001d, 0x00050084, 0x0000000c,
+    0x0000001f, 0x0000001b, 0x0000001e, 0x00050080, 0x0000000c, 0x00000020, 0x00000018, 0x0000001f,
+    0x00050041, 0x00000014, 0x00000021, 0x00000006, 0x00000012, 0x0004003d, 0x0000000d, 0x00000022,
+    0x00000021, 0x00060041, 0x00000011, 0x00000023, 0x00000005, 0x00000012, 0x00000020, 0x0004003d,
+    0x0000000d, 0x00000024, 0x00000023, 0x00050080, 0x0000000d, 0x00000025, 0x00000024, 0x00000022,
+    0x00060041, 0x00000011, 0x00000026, 0x00000004, 0x00000012, 0x00000020, 0x0003003e, 0x00000026,
+    0x00000025, 0x000100fd, 0x00010038};
+
+// An empty kernel taking 2 storage buffers and 1 push constant (the SPIR-V of tools/bench/vulkan_bench.cpp).
+constexpr uint32_t kEmptyWords[] = {
+    0x07230203, 0x00010500, 0x00070000, 0x0000000e, 0x00000000, 0x00020011, 0x00000001, 0x0003000e,
+    0x00000000, 0x00000001, 0x0009000f, 0x00000005, 0x00000001, 0x636e6562, 0x6d655f68, 0x00797470,
+    0x00000002, 0x00000003, 0x00000004, 0x00060010, 0x00000001, 0x00000011, 0x00000001, 0x00000001,
+    0x00000001, 0x00040047, 0x00000005, 0x00000006, 0x00000004, 0x00050048, 0x00000006, 0x00000000,
+    0x00000023, 0x00000000, 0x00030047, 0x00000006, 0x00000002, 0x00040047, 0x00000002, 0x00000022,
+    0x00000000, 0x00040047, 0x00000002, 0x00000021, 0x00000000, 0x00040047, 0x00000003, 0x00000022,
+    0x00000000, 0x00040047, 0x00000003, 0x00000021, 0x00000001, 0x00050048, 0x00000007, 0x00000000,
+    0x00000023, 0x00000000, 0x00030047, 0x00000007, 0x00000002, 0x00020013, 0x00000008, 0x00030021,
+    0x00000009, 0x00000008, 0x00040015, 0x0000000a, 0x00000020, 0x00000001, 0x0003001d, 0x00000005,
+    0x0000000a, 0x0003001e, 0x00000006, 0x00000005, 0x00040020, 0x0000000b, 0x0000000c, 0x00000006,
+    0x0004003b, 0x0000000b, 0x00000002, 0x0000000c, 0x0004003b, 0x0000000b, 0x00000003, 0x0000000c,
+    0x0003001e, 0x00000007, 0x0000000a, 0x00040020, 0x0000000c, 0x00000009, 0x00000007, 0x0004003b,
+    0x0000000c, 0x00000004, 0x00000009, 0x00050036, 0x00000008, 0x00000001, 0x00000000, 0x00000009,
+    0x000200f8, 0x0000000d, 0x000100fd, 0x00010038};
+
+template <size_t N>
+hcq::Binary binary(hcq::Device& dev, const uint32_t (&words)[N]) {
+  return dev.compiler().compile(std::string(reinterpret_cast<const char*>(words), sizeof words));
+}
+
+std::unique_ptr<hcq::Device> open_vulkan(std::string* why) {
+  ::setenv("SLUICE_VULKAN_VALIDATION", "1", 0);  // before the instance exists
+  *why = vulkan::absent_reason();
+  return why->empty() ? vulkan::open_device(0) : nullptr;
+}
+
+TEST(VULKAN, GraphReplaysInFlightWithPatchedBuffersVariablesAndSizes) {
+  std::string why;
+  std::unique_ptr<hcq::Device> dev = open_vulkan(&why);
+  if (!dev) GTEST_SKIP() << "VULKAN is absent: " << why;
+  constexpr uint32_t n = 64;
+  constexpr int kReplays = 24, kSentinel = 0x5a5a5a5a;
+  auto& al = dev->allocator();
+  auto add = dev->load_program("vk_add", binary(*dev, kAddWords), {2, 1});
+  std::vector<hcq::Buffer> x = {al.alloc(n * 4), al.alloc(n * 4)}, outs;
+  hcq::Buffer y = al.alloc(n * 4);
+  for (int k = 0; k < 2; ++k) {
+    std::vector<int> v(n);
+    for (uint32_t j = 0; j < n; ++j) v[j] = int(j) * (k ? -1 : 1);
+    al.copyin(x[size_t(k)], v.data(), n * 4);
+  }
+  const std::vector<int> sentinel(n, kSentinel);
+  for (int i = 0; i < kReplays; ++i) {
+    outs.push_back(al.alloc(n * 4));
+    al.copyin(outs.back(), sentinel.data(), n * 4);
+  }
+  uint64_t v = 0;
+  std::vector<int> got(n);
+  {
+    hcq::Graph g(*dev, {hcq::GraphExec{add.get(), {{y.addr, x[0].addr}, {0}}, {n}},       // y = x + i
+                        hcq::GraphExec{add.get(), {{outs[0].addr, y.addr}, {1}}, {n}}});  // out_i = y + 1
+    // No waits between replays: they pipeline, so several recorded copies are in flight at once.
+    for (int i = 0; i < kReplays; ++i) {
+      g.set_buf(0, 1, x[size_t(i % 2)].addr);
+      g.set_var(0, 0, i);
+      g.set_buf(1, 0, outs[size_t(i)].addr);
+      g.set_global(1, {i % 3 == 2 ? n / 2 : n});  // every third replay writes only the first half
+      v = g.replay();
+    }
+    dev->synchronize();
+    for (int i = 0; i < kReplays; ++i) {
+      al.copyout(got.data(), outs[size_t(i)], n * 4);
+      for (uint32_t j = 0; j < n; ++j) {
+        const int want = i % 3 == 2 && j >= n / 2 ? kSentinel : int(j) * (i % 2 ? -1 : 1) + i + 1;
+        ASSERT_EQ(got[j], want) << "replay " << i << " element " << j;
+      }
+    }
+  }
+  // A program freed and another loaded (perhaps at the same address) never reuses the old recording.
+  add.reset();
+  auto add2 = dev->load_program("vk_add", binary(*dev, kAddWords), {2, 1});
+  hcq::Graph g2(*dev, {hcq::GraphExec{add2.get(), {{y.addr, x[1].addr}, {10}}, {n}},
+                       hcq::GraphExec{add2.get(), {{outs[0].addr, y.addr}, {20}}, {n}}});
+  for (int i = 0; i < 3; ++i) v = g2.replay();
+  dev->synchronize();
+  al.copyout(got.data(), outs[0], n * 4);
+  for (uint32_t j = 0; j < n; ++j) ASSERT_EQ(got[j], 30 - int(j)) << "element " << j;
+  for (hcq::Buffer* b : {&x[0], &x[1], &y}) b->last_use = v, al.free(*b);
+  for (auto& b : outs) b.last_use = v, al.free(b);
+  EXPECT_EQ(vulkan::validation_errors(), 0u) << "Vulkan validation errors (printed above as they happened)";
+}
+
+// The signal failed, and every wait on it rethrows an error that names the failing Vulkan call and
+// VK_ERROR_DEVICE_LOST.
+void expect_lost(const hcq::Signal& s) {
+  std::string msg;
+  try {
+    s.wait(1, std::chrono::seconds(10));
+  } catch (const hcq::FaultError& e) { msg = e.what(); }
+  EXPECT_TRUE(s.failed()) << "signal '" << s.name() << "' (value " << s.value() << ")";
+  // The call that found the device lost: the submit, or the wait for work in flight.
+  EXPECT_TRUE(msg.find("[vkQueueSubmit]") != std::string::npos ||
+              msg.find("[vkWaitSemaphores]") != std::string::npos)
+      << "signal '" << s.name() << "': " << msg;
+  EXPECT_NE(msg.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << "signal '" << s.name() << "': " << msg;
+  EXPECT_THROW(s.wait(0, std::chrono::seconds(1)), hcq::FaultError) << "a failed signal rethrows";
+}
+
+TEST(VULKAN, LostDeviceFailsPendingAndLaterSignalsAndTheProcessCarriesOn) {
+  ::setenv("SLUICE_VULKAN_VALIDATION", "1", 0);  // before the instance exists
+  if (std::string why = vulkan::absent_reason(); !why.empty()) GTEST_SKIP() << "VULKAN is absent: " << why;
+  ::setenv("SLUICE_VULKAN_TEST_DEVICE_LOST", "1", 1);  // one submit works, the second finds the device lost
+  std::unique_ptr<hcq::Device> dev = vulkan::open_device(0);
+  ::unsetenv("SLUICE_VULKAN_TEST_DEVICE_LOST");
+  {
+    auto prog = dev->load_program("bench_empty", binary(*dev, kEmptyWords), {2, 1});
+    hcq::Buffer a = dev->allocator().alloc(256), b = dev->allocator().alloc(256);
+    const hcq::KernelArgs args{{a.addr, b.addr}, {7}};
+    auto before = dev->new_signal("before"), held = dev->new_signal("held"),
+         queued = dev->new_signal("queued"), later = dev->new_signal("later"),
+         copied = dev->new_signal("copied");
+    hcq::Signal gate("gate");
+
+    hcq::HwQueue().exec(*prog, args, {1}).signal(*before, 1).submit(*dev);
+    before->wait(1);  // the first submit ran
+    // Pending when the device is lost: one held back by a host wait, one queued behind it.
+    hcq::HwQueue().wait(gate, 1).exec(*prog, args, {1}).signal(*held, 1).submit(*dev);
+    hcq::HwQueue().exec(*prog, args, {1}).signal(*queued, 1).submit(*dev);
+    EXPECT_FALSE(held->failed());
+    EXPECT_EQ(held->value(), 0u);
+    gate.set(1);  // the held submission is submitted: vkQueueSubmit finds the device lost
+    expect_lost(*held);
+    expect_lost(*queued);
+    // Later work fails the same way, on the compute and the copy queue, and a graph replay too; the
+    // timeline still passes every submission, so nothing waits forever.
+    hcq::HwQueue().exec(*prog, args, {1}).signal(*later, 1).submit(*dev);
+    expect_lost(*later);
+    hcq::HwQueue(hcq::QueueKind::Copy).copy(b.addr, a.addr, 256).signal(*copied, 1).submit(*dev);
+    expect_lost(*copied);
+    hcq::Graph g(*dev, {hcq::GraphExec{prog.get(), args, {1}}, hcq::GraphExec{prog.get(), args, {2}}});
+    EXPECT_NO_THROW(dev->timeline().wait(g.replay(), std::chrono::seconds(10)));
+    EXPECT_NO_THROW(dev->synchronize(std::chrono::seconds(10)));
+    EXPECT_FALSE(before->failed()) << "work that finished before the loss keeps its result";
+    a.last_use = b.last_use = dev->timeline_value();
+    dev->allocator().free(a);
+    dev->allocator().free(b);
+  }
+  dev.reset();  // a lost device closes without hanging
+
+  // Other devices keep working: the CPU, and a VULKAN device opened afresh.
+  Tensor x = Tensor::from(std::vector<float>{1, 2, 3}, {3}, "CPU") + 1.0f;
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  auto fresh = vulkan::open_device(0);
+  auto s = fresh->new_signal("fresh");
+  hcq::HwQueue().signal(*s, 1).submit(*fresh);
+  EXPECT_NO_THROW(s->wait(1, std::chrono::seconds(10)));
+  EXPECT_EQ(vulkan::validation_errors(), 0u) << "Vulkan validation errors (printed above as they happened)";
+}
+
+}  // namespace
+}  // namespace sluice
