@@ -29,9 +29,8 @@ namespace sluice::opencl {
   X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram) X(clGetProgramInfo)  \
   X(clGetProgramBuildInfo) X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel)                \
   X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clEnqueueCopyBuffer) X(clFlush) X(clFinish)        \
-  X(clEnqueueMarkerWithWaitList) X(clEnqueueBarrierWithWaitList) X(clCreateUserEvent)              \
-  X(clSetUserEventStatus) X(clSetEventCallback) X(clRetainEvent) X(clReleaseEvent)                 \
-  X(clWaitForEvents) X(clGetEventProfilingInfo)
+  X(clEnqueueMarkerWithWaitList) X(clEnqueueBarrierWithWaitList) X(clSetEventCallback)            \
+  X(clRetainEvent) X(clReleaseEvent) X(clWaitForEvents) X(clGetEventProfilingInfo)
 // clang-format on
 
 struct Api {

@@ -11,7 +11,9 @@
 // work-items in groups of local.
 //
 // Threading: a program's kernel object holds the last arguments set; only the device's compute queue
-// sets them, under its submit lock.
+// sets them, under its submit lock (held by a submitting thread, or by the device's waiter thread while it
+// enqueues work that waited on the host). OpenCL captures the arguments at enqueue, so a later change
+// never reaches a command already enqueued.
 #include <cstdint>
 #include <memory>
 #include <mutex>

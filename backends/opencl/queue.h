@@ -11,21 +11,30 @@
 //   signal(s, v)    a callback (clSetEventCallback) on the event of the command before it (a marker if
 //   timestamp(s)    there is none) writes v and the command's end time (CL_PROFILING_COMMAND_END, on the
 //                   host clock through an offset calibrated at open) into s
-//   wait(s, v)      nothing if s already reached v, or if the write of v is pending on this same queue
-//                   (in order); a barrier on that command's event if it is pending on the device's other
-//                   queue; otherwise (host or another device) a barrier on a user event that the device's
-//                   waiter thread completes once s reaches v
+//   wait(s, v)      nothing if s already reached v, or if the write of v is enqueued on this same queue
+//                   (in order); a barrier on that command's event if it is enqueued on the device's other
+//                   queue; otherwise (a signal of the host or of another device, or one whose write is
+//                   itself held back) the queue is blocked: the rest of the submission, and every later
+//                   submission of the queue, wait in a backlog on the host until the device's waiter
+//                   thread sees s reach v (then it enqueues them) or fail
 //   (end)           a callback retires the submission's timeline value, in value order across queues
 //
-// Failures: a wait on a failed signal fails the submission: its later signals are failed with that
-// signal's error instead of written (commands already enqueued behind a user event still run; commands
-// after a wait that failed before submit are not enqueued). A command that ends with an error status
-// fails the signals after it with `[exec] <device>: kernel '<name>' failed on compute:0: CL_...`.
-// OpenCL cannot stop a running kernel, so there is no hang recovery: explain_stall() describes the
-// queues and leaves them alone.
+// Only signals, timestamps and the end get events and callbacks: the commands between them enqueue with
+// none, and a kernel's arguments are set only where they changed (program.h).
 //
-// Threading: submit() is thread-safe (one lock per queue); callbacks run on driver threads and never
-// call blocking OpenCL functions.
+// Failures: a wait on a failed signal (failed before submit, while the queue was blocked on it, or a
+// signal whose writer on this device was skipped) skips the rest of the submission: nothing after it is
+// enqueued and its signals are failed with that signal's error; a device destroyed while a queue is blocked
+// fails the submission with `[~Device] <device> was destroyed while ...`. Later submissions run as usual.
+// A command that ends with an error status fails the signals after it with
+// `[exec] <device>: kernel '<name>' failed on compute:0: CL_...` (what the driver does with the commands
+// after it is its own affair). OpenCL cannot stop a running kernel, so there is no hang recovery:
+// explain_stall() describes the queues and leaves them alone, and the destructor waits for the queues at
+// most the device's hang timeout, then abandons them (late callbacks find the engine gone and do nothing).
+//
+// Threading: submit() is thread-safe (one lock per queue, also taken by the waiter thread to enqueue a
+// backlog); callbacks run on driver threads and call no blocking OpenCL function (only event queries and
+// releases), and no exception leaves a callback or the waiter thread.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -39,7 +48,7 @@ namespace sluice::opencl {
 
 class Queues {
  public:
-  virtual ~Queues() = default;  // fails pending waits, then waits for the queues and their callbacks
+  virtual ~Queues() = default;  // fails blocked waits, then waits for the queues and their callbacks
   // Enqueues q on its queue and ends it with the retire of the value `next_value()` hands out (called
   // under the queue's lock, so values reach each queue in increasing order). Returns that value.
   virtual uint64_t submit(const hcq::HwQueue& q, const std::function<uint64_t()>& next_value) = 0;

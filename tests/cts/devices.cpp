@@ -70,7 +70,7 @@ const std::vector<const DeviceEntry*>& device_entries() {
   static const DeviceEntry cl{
       "CL",
       // A machine with one OpenCL device opens it again for the tests that want a second device: a
-      // separate context and queues, so waits between them go through user events all the same.
+      // separate context and queues, so waits between them go through the host all the same.
       [](int ordinal) {
         try {
           return opencl::open_device(ordinal);
