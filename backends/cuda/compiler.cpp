@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <mutex>
@@ -34,6 +35,7 @@ struct Nvrtc {
   int (*GetPTX)(nvrtcProgram, char*);
   int (*GetCUBINSize)(nvrtcProgram, size_t*);
   int (*GetCUBIN)(nvrtcProgram, char*);
+  std::vector<int> archs;  // nvrtcGetSupportedArchs (NVRTC 11.2+), ascending; empty: unknown
 };
 
 std::vector<fs::path> toolkit_roots() {
@@ -73,6 +75,15 @@ const Nvrtc& nvrtc() {
     sym(n.GetCUBIN, "nvrtcGetCUBIN");
     if (!n.absent.empty()) return n;
     n.Version(&n.major, &n.minor);
+    using Count = int (*)(int*);
+    using List = int (*)(int*);
+    auto count = reinterpret_cast<Count>(::dlsym(n.lib, "nvrtcGetNumSupportedArchs"));
+    auto list = reinterpret_cast<List>(::dlsym(n.lib, "nvrtcGetSupportedArchs"));
+    if (int num = 0; count && list && count(&num) == 0 && num > 0) {
+      n.archs.resize(size_t(num));
+      if (list(n.archs.data()) != 0) n.archs.clear();
+      std::sort(n.archs.begin(), n.archs.end());
+    }
     if (link_map* lm = nullptr; ::dlinfo(n.lib, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
       n.dir = fs::path(lm->l_name).parent_path();
     return n;
@@ -109,12 +120,31 @@ std::string kernel_names(std::span<const std::string_view> sources) {
   return names.empty() ? "(none found)" : names;
 }
 
+// What NVRTC compiles for a device arch (header): the arch itself if NVRTC knows it, else PTX for the
+// newest virtual arch NVRTC knows below it; *unsupported says why there is none.
+std::string nvrtc_target(const std::string& arch, bool* ptx, std::string* unsupported) {
+  const Nvrtc& n = nvrtc();
+  const size_t digits = arch.find_first_of("0123456789");
+  if (n.archs.empty() || digits == std::string::npos) return arch;
+  const int want = std::atoi(arch.c_str() + digits);
+  if (std::binary_search(n.archs.begin(), n.archs.end(), want)) return arch;
+  auto below = std::upper_bound(n.archs.begin(), n.archs.end(), want);
+  if (below == n.archs.begin()) {
+    *unsupported = "NVRTC " + std::to_string(n.major) + "." + std::to_string(n.minor) +
+                   " cannot compile for " + arch + ": its oldest architecture is sm_" +
+                   std::to_string(n.archs.front());
+    return arch;
+  }
+  *ptx = true;  // the driver compiles the PTX for the device when it loads the module
+  return "compute_" + std::to_string(*(below - 1));
+}
+
 class Compiler final : public hcq::Compiler {
  public:
   Compiler(std::string arch, fs::path cache_dir, bool ptx)
-      : hcq::Compiler("cuda-" + arch, std::move(cache_dir)),
-        arch_(std::move(arch)),
-        ptx_(ptx || arch_.rfind("compute_", 0) == 0) {
+      : hcq::Compiler("cuda-" + arch, std::move(cache_dir)), ptx_(ptx) {
+    arch_ = nvrtc_target(arch, &ptx_, &unsupported_);
+    ptx_ = ptx_ || arch_.rfind("compute_", 0) == 0;
     flags_ = {"--gpu-architecture=" + arch_, "-default-device"};
     if (fs::path inc = include_dir(); !inc.empty()) flags_.push_back("-I" + inc.string());
     std::ostringstream id;
@@ -130,6 +160,7 @@ class Compiler final : public hcq::Compiler {
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
     const Nvrtc& n = nvrtc();
     if (!n.absent.empty()) SLUICE_FAIL(hcq::CompileError, "compile") << "CUDA: " << n.absent;
+    if (!unsupported_.empty()) SLUICE_FAIL(hcq::CompileError, "compile") << "CUDA: " << unsupported_;
     std::string src;
     for (std::string_view s : sources) (src += s) += '\n';
     nvrtcProgram prog = nullptr;
@@ -171,8 +202,9 @@ class Compiler final : public hcq::Compiler {
   }
 
  private:
-  std::string arch_;
+  std::string arch_;  // what NVRTC compiles for (nvrtc_target)
   bool ptx_;
+  std::string unsupported_;
   std::vector<std::string> flags_;
   std::string identity_;
 };

@@ -3,6 +3,10 @@
 // at run time (dlopen; no CUDA toolkit needed to build).
 //   arch "sm_90"      -> CUBIN (nvrtcGetCUBIN): what cuModuleLoadData takes with no JIT
 //   arch "compute_90" -> PTX text, NUL-terminated (also with ptx = true for an sm_ arch)
+//   an arch this NVRTC does not know (a GPU newer than the toolkit: nvrtcGetSupportedArchs) -> PTX for
+//                        the newest arch it knows below it, which the driver compiles for the GPU when
+//                        cuModuleLoadData loads it (a driver at least as new as NVRTC is needed for that
+//                        PTX); an arch older than every one it knows -> CompileError saying so
 // Flags: --gpu-architecture=<arch> -default-device -I<toolkit include> (for cuda_fp16.h / cuda_bf16.h,
 // which this NVRTC does not carry built in). The cache key (hcq/compiler.h) covers NVRTC's version, the
 // arch, the output kind and the flags.

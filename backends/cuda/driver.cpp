@@ -40,8 +40,11 @@ const Symbol kSymbols[] = {
     {"stream_destroy",         "cuStreamDestroy",           {"cuStreamDestroy_v2", "cuStreamDestroy"}, true},
     {"stream_synchronize",     "cuStreamSynchronize",       {"cuStreamSynchronize"}, true},
     {"stream_wait_event",      "cuStreamWaitEvent",         {"cuStreamWaitEvent"}, true},
-    {"stream_write_value64",   "cuStreamWriteValue64",      {"cuStreamWriteValue64_v2", "cuStreamWriteValue64"}, false},
-    {"stream_wait_value64",    "cuStreamWaitValue64",       {"cuStreamWaitValue64_v2", "cuStreamWaitValue64"}, false},
+    // Only the _v2 memory operations: the unversioned ones are the v1 API, which CUDA 12 deprecates and
+    // which needs memory operations enabled in the kernel module (CU_DEVICE_ATTRIBUTE_..._V1, 92-94), while
+    // queue.cpp asks CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS (122) about the _v2 ones.
+    {"stream_write_value64",   "cuStreamWriteValue64",      {"cuStreamWriteValue64_v2"}, false},
+    {"stream_wait_value64",    "cuStreamWaitValue64",       {"cuStreamWaitValue64_v2"}, false},
     {"event_create",           "cuEventCreate",             {"cuEventCreate"}, true},
     {"event_destroy",          "cuEventDestroy",            {"cuEventDestroy_v2", "cuEventDestroy"}, true},
     {"event_record",           "cuEventRecord",             {"cuEventRecord"}, true},
@@ -115,6 +118,9 @@ void** slot(Driver& d, const char* field) {
   return nullptr;
 }
 
+// The table and context last made current on this thread: CUDA's and HIP's "contexts" are different
+// things, and two tables may hand out equal values.
+thread_local const Driver* tls_driver = nullptr;
 thread_local CUcontext tls_current = nullptr;
 
 }  // namespace
@@ -187,8 +193,9 @@ const Driver* cuda_driver(std::string* why) {
 }
 
 void make_current(const Driver& drv, CUcontext ctx) {
-  if (tls_current == ctx) return;
+  if (tls_driver == &drv && tls_current == ctx) return;
   SLUICE_DRV("make_current", drv.api, drv, ctx_set_current, ctx);
+  tls_driver = &drv;
   tls_current = ctx;
 }
 

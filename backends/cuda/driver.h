@@ -41,7 +41,8 @@ using CUgraph = struct CUgraph_st*;
 using CUgraphNode = struct CUgraphNode_st*;
 using CUgraphExec = struct CUgraphExec_st*;
 
-// CUDA_KERNEL_NODE_PARAMS_v2 (cuGraphAddKernelNode_v2 / cuGraphExecKernelNodeSetParams_v2).
+// CUDA_KERNEL_NODE_PARAMS_v2 (cuGraphAddKernelNode_v2 / cuGraphExecKernelNodeSetParams_v2). HIP's
+// hipKernelNodeParams orders its fields differently: backends/hip/driver.cpp converts.
 struct KernelNodeParams {
   CUfunction func = nullptr;
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
@@ -51,6 +52,12 @@ struct KernelNodeParams {
   void* kern = nullptr;     // CUkernel: unused (func is set)
   CUcontext ctx = nullptr;  // ignored when func is set
 };
+// The offsets of cuda.h (CUDA 12 and 13): func 0, gridDimX 8, blockDimX 20, sharedMemBytes 32,
+// kernelParams 40, extra 48, kern 56, ctx 64; 72 bytes.
+static_assert(offsetof(KernelNodeParams, grid) == 8 && offsetof(KernelNodeParams, block) == 20);
+static_assert(offsetof(KernelNodeParams, shared_bytes) == 32 && offsetof(KernelNodeParams, params) == 40);
+static_assert(offsetof(KernelNodeParams, extra) == 48 && offsetof(KernelNodeParams, ctx) == 64);
+static_assert(sizeof(KernelNodeParams) == 72);
 
 inline constexpr CUresult kSuccess = 0;
 inline constexpr CUresult kNotReady = 600;         // CUDA_ERROR_NOT_READY / hipErrorNotReady
@@ -58,7 +65,9 @@ inline constexpr unsigned kHostAllocPortable = 1;  // CU_MEMHOSTALLOC_PORTABLE /
 inline constexpr unsigned kHostAllocMapped = 2;    // CU_MEMHOSTALLOC_DEVICEMAP / hipHostMallocMapped
 inline constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING / hipStreamNonBlocking
 inline constexpr unsigned kEventDefault = 0;       // timing enabled
-inline constexpr unsigned kWaitValueGeq = 0;       // CU_STREAM_WAIT_VALUE_GEQ / hipStreamWaitValueGte
+// CU_STREAM_WAIT_VALUE_GEQ / hipStreamWaitValueGte. CUDA compares cyclically ((int64_t)(*addr - value)
+// >= 0), HIP unsigned: the same for values less than 2^63 apart, which timeline values always are.
+inline constexpr unsigned kWaitValueGeq = 0;
 inline constexpr unsigned kWriteValueDefault = 0;  // CU_STREAM_WRITE_VALUE_DEFAULT (orders earlier writes)
 
 // Device attributes (CUdevice_attribute); HIP's table translates them.
@@ -70,13 +79,18 @@ enum Attribute : int {
   kMaxSharedMemoryPerBlock = 8,
   kComputeCapabilityMajor = 75,
   kComputeCapabilityMinor = 76,
-  kCanUse64BitStreamMemOps = 122,  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS (CUDA 12+: the _v2 memory operations; 93 is the
+  // deprecated _V1 attribute of the v1 entry points, which we do not load).
+  kCanUse64BitStreamMemOps = 122,
 };
 
 // The function table. `api` names the driver in messages ("CUDA", "HIP").
 struct Driver {
   std::string api;
   std::string library;  // what was loaded
+  // Bytes per mem_host_alloc of device words (queue.cpp): CUDA maps a page of words at once; HIP's
+  // signal memory (hipExtMallocWithFlags(hipMallocSignalMemory)) comes one 8-byte word per allocation.
+  size_t word_alloc_bytes = 4096;
   // The driver's name of a table field, for tables other than CUDA's (HIP); null: CUDA's names.
   const char* (*name_of)(const char* field) = nullptr;
   CUresult (*init)(unsigned flags) = nullptr;
@@ -150,7 +164,9 @@ const Driver* cuda_driver(std::string* why);
 // Loads the table from `library` without caching (tests; cuda_driver uses it). Returns "" or the reason.
 std::string load_cuda_driver(const std::string& library, Driver& out);
 
-// Makes the device's context current on the calling thread (cheap when it already is).
+// Makes the device's context current on the calling thread (cheap when it already is). Every thread
+// that calls the driver for a device calls it first: the submitting threads, the completion thread, and
+// a host thread whose timed-out wait resets a queue.
 void make_current(const Driver& drv, CUcontext ctx);
 
 // One device attribute (CUDA and HIP); `who` names the device in the error when the call fails.

@@ -81,7 +81,26 @@ GraphCache::Entry GraphCache::build(std::span<const uint64_t> words) {
   return e;
 }
 
-void GraphCache::launch(std::span<const uint64_t> words, CUstream stream) {
+void GraphCache::update(Entry& e, std::span<const uint64_t> words) {
+  size_t i = 0;
+  for_each_exec(words, [&](const pk::ExecView& x, const std::vector<int32_t>& vars) {
+    Node& n = e.nodes[i++];
+    KernelNodeParams p;
+    KernelParams args;
+    fill(p, x, args, vars);
+    // Unchanged nodes cost nothing: a replay that patches one argument updates one node.
+    if (std::equal(p.grid, p.grid + 3, n.grid) && std::equal(p.block, p.block + 3, n.block) &&
+        args.slots() == n.slots)
+      return;
+    SLUICE_DRV("replay", device_, drv_, graph_exec_kernel_node_set_params, e.exec, n.node, &p);
+    std::copy(p.grid, p.grid + 3, n.grid);
+    std::copy(p.block, p.block + 3, n.block);
+    n.slots = args.slots();
+  });
+}
+
+bool GraphCache::launch(std::span<const uint64_t> words, CUstream stream) {
+  if (!disabled_.empty()) return false;
   // Keyed by the functions, not the Program objects: a program loaded at a freed program's address is
   // another kernel, and a node's function cannot be changed after instantiation.
   std::vector<const void*> key;
@@ -89,33 +108,27 @@ void GraphCache::launch(std::span<const uint64_t> words, CUstream stream) {
     key.push_back(function(*x.program));
   });
   auto it = entries_.find(key);
-  if (it == entries_.end()) {
-    if (entries_.size() >= kMaxEntries) {
-      // A graph may still be running: cuGraphExecDestroy defers the release until it completes.
-      destroy(entries_.at(order_.front()));
-      entries_.erase(order_.front());
-      order_.erase(order_.begin());
+  try {
+    if (it == entries_.end()) {
+      if (entries_.size() >= kMaxEntries) {
+        // A graph may still be running: cuGraphExecDestroy defers the release until it completes.
+        destroy(entries_.at(order_.front()));
+        entries_.erase(order_.front());
+        order_.erase(order_.begin());
+      }
+      it = entries_.emplace(key, build(words)).first;
+      order_.push_back(key);
+    } else {
+      update(it->second, words);
     }
-    it = entries_.emplace(key, build(words)).first;
-    order_.push_back(key);
-  } else {
-    size_t i = 0;
-    for_each_exec(words, [&](const pk::ExecView& x, const std::vector<int32_t>& vars) {
-      Node& n = it->second.nodes[i++];
-      KernelNodeParams p;
-      KernelParams args;
-      fill(p, x, args, vars);
-      // Unchanged nodes cost nothing: a replay that patches one argument updates one node.
-      if (std::equal(p.grid, p.grid + 3, n.grid) && std::equal(p.block, p.block + 3, n.block) &&
-          args.slots() == n.slots)
-        return;
-      SLUICE_DRV("replay", device_, drv_, graph_exec_kernel_node_set_params, it->second.exec, n.node, &p);
-      std::copy(p.grid, p.grid + 3, n.grid);
-      std::copy(p.block, p.block + 3, n.block);
-      n.slots = args.slots();
-    });
+  } catch (const hcq::Error& e) {
+    // Nothing of this submission is on the stream yet. A node updated before the failure is harmless:
+    // no graph is launched again.
+    disabled_ = e.what();
+    return false;
   }
   SLUICE_DRV("replay", device_, drv_, graph_launch, it->second.exec, stream);
+  return true;
 }
 
 }  // namespace sluice::cuda

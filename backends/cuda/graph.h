@@ -8,9 +8,16 @@
 //
 // Nodes form a chain (a stream runs a submission's kernels in order, so the chain is what the barriers
 // and the in-order queue promise). A parameter update affects only later launches, never one in flight.
+// The driver copies a node's argument values when the node is added or updated, so the KernelParams
+// packed for a call may go when the call returns.
+//
+// A driver that refuses to build or update a graph (never tried on real hardware: some HIP versions
+// accept only functions registered by a host binary in kernel nodes) turns graphs off for the device:
+// launch() returns false before anything was enqueued, the device launches the kernels one by one, and
+// disabled() keeps the driver's error.
 //
 // Threading: not thread-safe; the device calls it under its submission lock. Failures: hcq::Error
-// naming the driver call.
+// naming the driver call (cuGraphLaunch).
 #include <cstdint>
 #include <map>
 #include <span>
@@ -30,8 +37,10 @@ class GraphCache {
 
   // Whether `words` (a submission's packets, hcq/queue.h) can run as a graph.
   static bool eligible(std::span<const uint64_t> words);
-  // Launches an eligible submission on `stream`.
-  void launch(std::span<const uint64_t> words, CUstream stream);
+  // Launches an eligible submission on `stream`; false (nothing enqueued) once graphs are disabled.
+  bool launch(std::span<const uint64_t> words, CUstream stream);
+  // "" while graphs work, else the error that disabled them.
+  const std::string& disabled() const { return disabled_; }
 
  private:
   struct Node {
@@ -47,12 +56,14 @@ class GraphCache {
   static constexpr size_t kMaxEntries = 256;  // beyond this the oldest graphs are dropped
 
   Entry build(std::span<const uint64_t> words);
+  void update(Entry& e, std::span<const uint64_t> words);
   void destroy(Entry& e);
 
   const Driver& drv_;
   std::string device_;
   std::map<std::vector<const void*>, Entry> entries_;  // keyed by the sequence of kernel functions
   std::vector<std::vector<const void*>> order_;        // keys, oldest first
+  std::string disabled_;
 };
 
 }  // namespace sluice::cuda

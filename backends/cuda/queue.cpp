@@ -54,17 +54,17 @@ class WordPool {
   void put(Word w) { free_.push_back(w); }
 
  private:
-  static constexpr size_t kChunk = 4096;
   void grow() {
+    const size_t chunk = std::max<size_t>(8, drv_.word_alloc_bytes / 8 * 8);
     void* p = nullptr;
-    SLUICE_DRV("submit", who_, drv_, mem_host_alloc, &p, kChunk, kHostAllocPortable | kHostAllocMapped);
+    SLUICE_DRV("submit", who_, drv_, mem_host_alloc, &p, chunk, kHostAllocPortable | kHostAllocMapped);
     CUdeviceptr d = 0;
     if (CUresult r = drv_.mem_host_get_device_pointer(&d, p, 0); r != kSuccess) {
       drv_.mem_free_host(p);
       SLUICE_FAIL(hcq::Error, "submit") << who_ << ": " << drv_.error("mem_host_get_device_pointer", r);
     }
     chunks_.push_back(p);
-    for (size_t i = 0; i < kChunk / 8; ++i) free_.push_back({static_cast<uint64_t*>(p) + i, d + 8 * i});
+    for (size_t i = 0; i < chunk / 8; ++i) free_.push_back({static_cast<uint64_t*>(p) + i, d + 8 * i});
   }
   const Driver& drv_;
   std::string who_;
@@ -175,6 +175,11 @@ class Device final : public hcq::Device {
   }
 
   bool memops() const { return memops_; }
+  std::string graph_status() {
+    std::lock_guard lk(mu_);
+    if (!drv_.has_graphs()) return drv_.api + " driver without graph entry points";
+    return graphs_->disabled();
+  }
 
   std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary& binary,
                                              hcq::KernelLayout layout) override {
@@ -319,8 +324,9 @@ class Device final : public hcq::Device {
   }
 
   void encode(Queue& q, Submission& s) {
-    if (!profiling() && drv_.has_graphs() && GraphCache::eligible(s.words)) {
-      graphs_->launch(s.words, q.stream);
+    // A graph that cannot be built or updated falls back to the launches below (graph.h).
+    if (!profiling() && drv_.has_graphs() && GraphCache::eligible(s.words) &&
+        graphs_->launch(s.words, q.stream)) {
       for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
         if (op == pk::Exec && s.kernel.empty()) s.kernel = pk::ExecView(p).program->name();
       });
@@ -337,13 +343,15 @@ class Device final : public hcq::Device {
           Signal* sig = pk::ptr<Signal>(p[1]);
           if (sig->value() >= p[2]) break;
           Producer& pr = producers_.at(sig);  // ready() saw it
+          // The driver's scheduler does not see an order made by a memory operation alone and may put the
+          // waiting stream ahead of the write on one hardware queue, a deadlock (cuStreamWaitValue64's
+          // documentation): the event wait is that order made visible.
+          SLUICE_DRV("submit", name(), drv_, stream_wait_event, q.stream, pr.event, 0);
           if (pr.has_word) {
             SLUICE_DRV("submit", name(), drv_, stream_wait_value64, q.stream, pr.word.dev, p[2],
                        kWaitValueGeq);
             ++pr.waits;
             s.word_waits.push_back(sig);
-          } else {
-            SLUICE_DRV("submit", name(), drv_, stream_wait_event, q.stream, pr.event, 0);
           }
           break;
         }
@@ -469,6 +477,11 @@ class Device final : public hcq::Device {
 
   // Under mu_: drops queue k's work, failing it with msg, and gives the queue a fresh stream.
   void reset_queue(int k, const std::string& msg) {
+    // This runs on whichever host thread's wait timed out: it needs the context too.
+    try {
+      make_current(drv_, ctx_);
+    } catch (const hcq::Error&) {  // the calls below fail and are ignored: the old stream stays
+    }
     Queue& q = queues_[k];
     for (auto& s : q.inflight) abandon(*s, msg);
     for (auto& s : q.held) abandon(*s, msg);
@@ -612,6 +625,11 @@ std::unique_ptr<hcq::Device> open_stream_device(DeviceSpec spec) {
 bool uses_stream_mem_ops(const hcq::Device& dev) {
   auto* d = dynamic_cast<const Device*>(&dev);
   return d && d->memops();
+}
+
+std::string graphs_unavailable(hcq::Device& dev) {
+  auto* d = dynamic_cast<Device*>(&dev);
+  return d ? d->graph_status() : "not a CUDA or HIP device";
 }
 
 }  // namespace sluice::cuda

@@ -11,14 +11,17 @@
 //                    into s's device word (below); then an event recorded on the stream (its time is
 //                    s's timestamp; a submission ending in a signal uses it as its end event)
 //   wait(s, v)       nothing if s already reached v; if one of this device's streams has a pending write
-//                    of at least v to s: cuStreamWaitValue64(s's device word >= v), or, without memory
-//                    operations, cuStreamWaitEvent on that write's event: the wait stays on the GPU;
+//                    of at least v to s: cuStreamWaitEvent on that write's event (an order the driver's
+//                    scheduler sees: one made by memory operations alone may deadlock, as
+//                    cuStreamWaitValue64's documentation warns), then, with memory operations,
+//                    cuStreamWaitValue64(s's device word >= v): the wait stays on the GPU;
 //                    otherwise (a host set(), another device) the submission is held on the host until
 //                    s reaches v, then enqueued; if s fails first the submission is skipped and the
 //                    signals it would have written fail with s's error
 //   timestamp(s)     an event recorded on the stream
 //   memory_barrier   nothing: a stream runs its commands one after another
-//   kernels+barriers only (hcq::Graph replays): one driver graph (graph.h)
+//   kernels+barriers only (hcq::Graph replays): one driver graph (graph.h); single launches as above
+//                    when the driver has no graphs or refused to build one
 //
 // Device words: a GPU cannot write an hcq::Signal's value directly without breaking the Signal's
 // contract (hcq/signal.h): its host waiters sleep until woken, its value only grows, and its timestamp is
@@ -70,5 +73,8 @@ std::unique_ptr<hcq::Device> open_stream_device(DeviceSpec spec);
 // Whether the device's streams write and await signal words with 64-bit stream memory operations (false:
 // the event fallback). For tests and benchmarks; `dev` must come from open_stream_device.
 bool uses_stream_mem_ops(const hcq::Device& dev);
+// "" while hcq::Graph replays run as driver graphs; otherwise why they run as single launches (a driver
+// without graphs, or the driver's error from building or updating one: graph.h). For tests and benchmarks.
+std::string graphs_unavailable(hcq::Device& dev);
 
 }  // namespace sluice::cuda

@@ -1,8 +1,9 @@
 #pragma once
 // The HIP device (DESIGN.md §4): AMD GPUs through libamdhip64, loaded at run time (driver.h), with kernels
 // compiled by clang's amdgcn target for the device's gfx architecture (compiler.h). Queues, signals,
-// timestamps and faults are the CUDA device's (backends/cuda/queue.h) over HIP's calls:
-// hipModuleLaunchKernel, hipStreamWriteValue64 / hipStreamWaitValue64, events.
+// timestamps, faults and graphs are the CUDA device's (backends/cuda/queue.h) over HIP's calls:
+// hipModuleLaunchKernel, hipStreamWriteValue64 / hipStreamWaitValue64 on signal memory, events, and
+// hcq::Graph replays as HIP graphs (hipGraphExecKernelNodeSetParams between replays).
 #include <memory>
 #include <string>
 

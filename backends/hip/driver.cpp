@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -20,6 +21,27 @@ using cuda::CUevent;
 using cuda::CUresult;
 using cuda::CUstream;
 
+// hipKernelNodeParams (hip_runtime_api.h, ROCm 5 and 6): the fields of CUDA_KERNEL_NODE_PARAMS in another
+// order, launch sizes as dim3 {uint32 x, y, z}, no kern/ctx.
+struct HipDim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+struct HipKernelNodeParams {
+  HipDim3 blockDim;
+  void** extra = nullptr;
+  void* func = nullptr;
+  HipDim3 gridDim;
+  void** kernelParams = nullptr;
+  unsigned sharedMemBytes = 0;
+};
+// The header's offsets: blockDim 0, extra 16, func 24, gridDim 32, kernelParams 48, sharedMemBytes 56;
+// 64 bytes.
+static_assert(sizeof(HipDim3) == 12);
+static_assert(offsetof(HipKernelNodeParams, extra) == 16 && offsetof(HipKernelNodeParams, func) == 24);
+static_assert(offsetof(HipKernelNodeParams, gridDim) == 32 &&
+              offsetof(HipKernelNodeParams, kernelParams) == 48);
+static_assert(offsetof(HipKernelNodeParams, sharedMemBytes) == 56 && sizeof(HipKernelNodeParams) == 64);
+
 // The HIP entry points the adapters call.
 struct Raw {
   const char* (*get_error_name)(CUresult) = nullptr;
@@ -36,6 +58,10 @@ struct Raw {
   CUresult (*host_malloc)(void**, size_t, unsigned) = nullptr;
   CUresult (*host_free)(void*) = nullptr;
   CUresult (*ext_malloc_with_flags)(void**, size_t, unsigned) = nullptr;
+  CUresult (*graph_add_kernel_node)(cuda::CUgraphNode*, cuda::CUgraph, const cuda::CUgraphNode*, size_t,
+                                    const HipKernelNodeParams*) = nullptr;
+  CUresult (*graph_exec_kernel_node_set_params)(cuda::CUgraphExec, cuda::CUgraphNode,
+                                                const HipKernelNodeParams*) = nullptr;
 };
 Raw raw;
 
@@ -86,8 +112,11 @@ CUresult mem_alloc(CUdeviceptr* p, size_t n) {
   return r;
 }
 CUresult mem_free(CUdeviceptr p) { return raw.free(reinterpret_cast<void*>(uintptr_t(p))); }
+// Device words (mapped, 8 bytes: Driver::word_alloc_bytes) are signal memory, which HIP hands out only
+// 8 bytes at a time (hipExtMallocWithFlags fails other sizes with hipErrorInvalidValue).
 CUresult host_alloc(void** p, size_t n, unsigned flags) {
-  if (!(flags & cuda::kHostAllocMapped) || !raw.ext_malloc_with_flags) return raw.host_malloc(p, n, flags);
+  if (!(flags & cuda::kHostAllocMapped) || n != 8 || !raw.ext_malloc_with_flags)
+    return raw.host_malloc(p, n, flags);
   CUresult r = raw.ext_malloc_with_flags(p, n, kSignalMemory);
   if (r == 0) {
     std::lock_guard lk(signal_mu);
@@ -125,6 +154,26 @@ CUresult write_value64(CUstream s, CUdeviceptr p, uint64_t v, unsigned flags) {
 CUresult wait_value64(CUstream s, CUdeviceptr p, uint64_t v, unsigned flags) {
   return raw.wait_value64(s, reinterpret_cast<void*>(uintptr_t(p)), v, flags, ~uint64_t(0));
 }
+HipKernelNodeParams hip_params(const cuda::KernelNodeParams& p) {
+  HipKernelNodeParams h;
+  h.blockDim = {p.block[0], p.block[1], p.block[2]};
+  h.extra = p.extra;
+  h.func = p.func;  // a hipFunction_t from hipModuleGetFunction
+  h.gridDim = {p.grid[0], p.grid[1], p.grid[2]};
+  h.kernelParams = p.params;
+  h.sharedMemBytes = p.shared_bytes;
+  return h;
+}
+CUresult add_kernel_node(cuda::CUgraphNode* n, cuda::CUgraph g, const cuda::CUgraphNode* deps, size_t ndeps,
+                         const cuda::KernelNodeParams* p) {
+  const HipKernelNodeParams h = hip_params(*p);
+  return raw.graph_add_kernel_node(n, g, deps, ndeps, &h);
+}
+CUresult exec_kernel_node_set_params(cuda::CUgraphExec e, cuda::CUgraphNode n,
+                                     const cuda::KernelNodeParams* p) {
+  const HipKernelNodeParams h = hip_params(*p);
+  return raw.graph_exec_kernel_node_set_params(e, n, &h);
+}
 
 // Table field -> HIP symbol (what messages name), for direct entries and for the adapters' targets.
 struct Symbol {
@@ -143,6 +192,9 @@ const Symbol kDirect[] = {
     {"event_synchronize", "hipEventSynchronize"}, {"event_elapsed_time", "hipEventElapsedTime"},
     {"module_load_data", "hipModuleLoadData"}, {"module_unload", "hipModuleUnload"},
     {"module_get_function", "hipModuleGetFunction"}, {"launch_kernel", "hipModuleLaunchKernel"},
+    {"graph_create", "hipGraphCreate"},      {"graph_destroy", "hipGraphDestroy"},
+    {"graph_instantiate", "hipGraphInstantiateWithFlags"}, {"graph_exec_destroy", "hipGraphExecDestroy"},
+    {"graph_launch", "hipGraphLaunch"},
 };
 const Symbol kAdapted[] = {
     {"get_error_name", "hipGetErrorName"},   {"get_error_string", "hipGetErrorString"},
@@ -152,6 +204,8 @@ const Symbol kAdapted[] = {
     {"mem_host_alloc", "hipHostMalloc"},     {"mem_free_host", "hipHostFree"},
     {"mem_host_get_device_pointer", "hipHostGetDevicePointer"}, {"memcpy_async", "hipMemcpyAsync"},
     {"stream_write_value64", "hipStreamWriteValue64"}, {"stream_wait_value64", "hipStreamWaitValue64"},
+    {"graph_add_kernel_node", "hipGraphAddKernelNode"},
+    {"graph_exec_kernel_node_set_params", "hipGraphExecKernelNodeSetParams"},
 };
 // clang-format on
 
@@ -220,6 +274,24 @@ std::string load_hip_driver(const std::string& library, cuda::Driver& out) {
   sym(lib, "hipStreamWriteValue64", raw.write_value64);
   sym(lib, "hipStreamWaitValue64", raw.wait_value64);
   sym(lib, "hipExtMallocWithFlags", raw.ext_malloc_with_flags);
+  // Graphs: all or none (Driver::has_graphs).
+  cuda::Driver g;
+  Raw rg;
+  if (sym(lib, "hipGraphCreate", g.graph_create) && sym(lib, "hipGraphDestroy", g.graph_destroy) &&
+      sym(lib, "hipGraphInstantiateWithFlags", g.graph_instantiate) &&
+      sym(lib, "hipGraphExecDestroy", g.graph_exec_destroy) && sym(lib, "hipGraphLaunch", g.graph_launch) &&
+      sym(lib, "hipGraphAddKernelNode", rg.graph_add_kernel_node) &&
+      sym(lib, "hipGraphExecKernelNodeSetParams", rg.graph_exec_kernel_node_set_params)) {
+    out.graph_create = g.graph_create;
+    out.graph_destroy = g.graph_destroy;
+    out.graph_instantiate = g.graph_instantiate;
+    out.graph_exec_destroy = g.graph_exec_destroy;
+    out.graph_launch = g.graph_launch;
+    raw.graph_add_kernel_node = rg.graph_add_kernel_node;
+    raw.graph_exec_kernel_node_set_params = rg.graph_exec_kernel_node_set_params;
+    out.graph_add_kernel_node = add_kernel_node;
+    out.graph_exec_kernel_node_set_params = exec_kernel_node_set_params;
+  }
   if (!sym(lib, "hipGetDevicePropertiesR0000", raw.get_device_properties))
     sym(lib, "hipGetDeviceProperties", raw.get_device_properties);
   out.get_error_name = error_name;
@@ -238,6 +310,7 @@ std::string load_hip_driver(const std::string& library, cuda::Driver& out) {
     out.stream_write_value64 = write_value64;
     out.stream_wait_value64 = wait_value64;
   }
+  out.word_alloc_bytes = raw.ext_malloc_with_flags ? 8 : 4096;
   return "";
 }
 

@@ -6,8 +6,12 @@
 // (hipMemcpyDefault on unified addresses), device attributes translated to hipDeviceAttribute_t, and
 // device words for stream waits from hipExtMallocWithFlags(hipMallocSignalMemory), the only memory
 // hipStreamWaitValue64 takes, and contexts, which HIP replaces with a current device (a "context" is the
-// device ordinal, made current with hipSetDevice). HIP graphs are not wired in: hcq::Graph replays run as
-// eager launches.
+// device ordinal, made current with hipSetDevice), and graph kernel nodes, whose hipKernelNodeParams
+// orders the fields of CUDA_KERNEL_NODE_PARAMS differently (dim3 launch sizes first): hcq::Graph replays
+// run as HIP graphs (backends/cuda/graph.h).
+//
+// The adapters call the library that load_hip_driver loaded last: one HIP library per process (tests load
+// a simulated one in their own executable).
 //
 // Library: $SLUICE_HIP_LIBRARY if set, else libamdhip64.so (.so.6, .so.5) from the loader's search path,
 // then /opt/rocm/lib (ROCm's standard location).

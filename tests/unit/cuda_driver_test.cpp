@@ -1,13 +1,17 @@
 // The CUDA and HIP backends without a GPU: absent reasons when the driver library is missing, the
-// driver-error format, cuLaunchKernel's argument packing, which submissions run as graphs, gfx names.
+// versioned entry points taken from the toolkit's stub driver, the driver-error format, make_current per
+// driver table, cuLaunchKernel's argument packing, which submissions run as graphs, NVRTC's targets, gfx
+// names.
 // Runs as its own executable: the absent reasons are computed once per process, after the environment
 // overrides below.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include "backends/cuda/compiler.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/graph.h"
@@ -79,6 +83,16 @@ TEST(CudaDriver, StubDriverLoadsEveryEntryPoint) {
   for (auto* fn : {(void*)d.init, (void*)d.mem_host_get_device_pointer, (void*)d.memcpy_async,
                    (void*)d.event_elapsed_time, (void*)d.launch_kernel, (void*)d.stream_wait_event})
     EXPECT_NE(fn, nullptr);
+  // The versioned entry points whose ABI the table declares (cuda.h's macros pick the same ones).
+  void* lib = ::dlopen(stub.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr);
+  EXPECT_EQ((void*)d.mem_alloc, ::dlsym(lib, "cuMemAlloc_v2"));
+  EXPECT_EQ((void*)d.mem_host_get_device_pointer, ::dlsym(lib, "cuMemHostGetDevicePointer_v2"));
+  EXPECT_EQ((void*)d.stream_write_value64, ::dlsym(lib, "cuStreamWriteValue64_v2"));
+  EXPECT_EQ((void*)d.stream_wait_value64, ::dlsym(lib, "cuStreamWaitValue64_v2"));
+  EXPECT_EQ((void*)d.graph_add_kernel_node, ::dlsym(lib, "cuGraphAddKernelNode_v2"));
+  EXPECT_EQ((void*)d.graph_exec_kernel_node_set_params, ::dlsym(lib, "cuGraphExecKernelNodeSetParams_v2"));
+  EXPECT_EQ((void*)d.graph_instantiate, ::dlsym(lib, "cuGraphInstantiateWithFlags"));
   cuda::CUresult r = d.init(0);
   EXPECT_NE(r, cuda::kSuccess);
   EXPECT_EQ(d.error("init", r).rfind("cuInit: ", 0), 0u) << d.error("init", r);
@@ -131,6 +145,26 @@ TEST(CudaDriver, DriverCallErrorsNameTheCallAndTheError) {
   EXPECT_EQ(drv.error("launch_kernel", 719), "cuLaunchKernel: error 719");
 }
 
+// CUDA's contexts are pointers, HIP's (backends/hip/driver.h) the device ordinal plus one: two tables may
+// hand out equal values, and making one current says nothing about the other.
+int sets_a = 0, sets_b = 0;
+cuda::CUresult set_a(cuda::CUcontext) { return ++sets_a, 0; }
+cuda::CUresult set_b(cuda::CUcontext) { return ++sets_b, 0; }
+
+TEST(CudaDriver, MakeCurrentTellsDriverTablesApart) {
+  cuda::Driver a, b;
+  a.ctx_set_current = set_a;
+  b.ctx_set_current = set_b;
+  const auto ctx = reinterpret_cast<cuda::CUcontext>(uintptr_t(1));
+  cuda::make_current(a, ctx);
+  cuda::make_current(a, ctx);  // already current: no call
+  EXPECT_EQ(sets_a, 1);
+  cuda::make_current(b, ctx);
+  EXPECT_EQ(sets_b, 1);
+  cuda::make_current(a, ctx);
+  EXPECT_EQ(sets_a, 2);
+}
+
 TEST(CudaDriver, KernelParamsHoldBuffersThenInts) {
   const hcq::KernelArgs args{{0x1122334455667788ull, 0x7f0000001000ull}, {-5, 7}};
   cuda::KernelParams p;
@@ -153,6 +187,29 @@ TEST(CudaDriver, KernelParamsHoldBuffersThenInts) {
   cuda::KernelParams none;
   none.pack(hcq::KernelArgs{});
   EXPECT_EQ(none.params(), nullptr);  // a kernel without parameters takes a null list
+}
+
+// NVRTC (where installed) compiles a known arch to a CUBIN, an arch newer than it knows to PTX the driver
+// can compile for the GPU, and refuses one older than it knows by name.
+TEST(CudaCompiler, ArchNewerThanNvrtcGetsPtxOlderIsRefused) {
+  if (std::string why = cuda::nvrtc_absent_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string src = "extern \"C\" __global__ void k(int* p) { p[0] = 1; }\n";
+  const hcq::Binary cubin = cuda::make_compiler("sm_90", "")->compile(src);
+  ASSERT_GE(cubin.size(), 4u);
+  EXPECT_EQ(cubin[0], 0x7f);  // an ELF image
+  EXPECT_EQ(std::string(cubin.begin() + 1, cubin.begin() + 4), "ELF");
+  const hcq::Binary ptx = cuda::make_compiler("sm_999", "")->compile(src);
+  const std::string text(ptx.begin(), ptx.end());
+  EXPECT_NE(text.find(".target sm_"), std::string::npos) << text.substr(0, 400);
+  EXPECT_EQ(text.back(), '\0');  // cuModuleLoadData reads PTX up to its NUL
+  try {
+    cuda::make_compiler("sm_10", "")->compile(src);
+    FAIL() << "sm_10 predates every NVRTC that has nvrtcGetSupportedArchs";
+  } catch (const hcq::CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot compile for sm_10: its oldest architecture is sm_"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CudaGraph, OnlyKernelAndBarrierSubmissionsOfTwoOrMoreKernelsRunAsGraphs) {
@@ -182,6 +239,9 @@ TEST(HipDriver, InstalledLibraryLoadsEveryEntryPoint) {
                    (void*)h.mem_host_get_device_pointer, (void*)h.memcpy_async, (void*)h.launch_kernel,
                    (void*)h.event_elapsed_time, (void*)h.ctx_set_current, (void*)h.get_error_name})
     EXPECT_NE(fn, nullptr);
+  EXPECT_TRUE(h.has_graphs());
+  EXPECT_TRUE(h.has_stream_mem_ops());
+  EXPECT_EQ(h.word_alloc_bytes, 8u);  // hipExtMallocWithFlags(hipMallocSignalMemory) takes 8 bytes only
   EXPECT_STREQ(h.call_name("mem_alloc"), "hipMalloc");
   EXPECT_STREQ(h.call_name("launch_kernel"), "hipModuleLaunchKernel");
   EXPECT_EQ(h.error("init", 100).rfind("hipInit: hipErrorNoDevice", 0), 0u) << h.error("init", 100);

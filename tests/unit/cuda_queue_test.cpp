@@ -2,9 +2,12 @@
 // every operation at once on the host (kernels are host functions, device memory is host memory, events
 // complete when recorded). It checks the HCQ mapping without a GPU: kernels and copies, waits held on the
 // host and on the "GPU" (stream memory operations and the event fallback), failure propagation, graphs
-// with patched arguments, timestamps, and a kernel fault failing the signals with the driver's message.
+// with patched arguments (and single launches where the driver refuses a graph), timestamps, a kernel
+// fault failing the signals with the driver's message, and that every thread that calls the driver has
+// made the device's context current first.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -24,11 +27,23 @@ namespace {
 // --- The simulated driver ---
 struct Sim {
   bool memops = true;
-  CUresult fault = 0;  // returned once by the next event query
-  bool stuck = false;  // events never complete: a kernel that does not return
-  int launches = 0, graph_launches = 0, stream_waits = 0, event_waits = 0;
+  CUresult fault = 0;          // returned once by the next event query
+  bool stuck = false;          // events never complete: a kernel that does not return
+  bool refuse_graphs = false;  // cuGraphAddKernelNode fails
+  std::atomic<int> launches = 0, graph_launches = 0, stream_waits = 0, event_waits = 0;
+  std::atomic<int> no_context = 0;  // calls made on a thread without the device's context current
 };
 Sim sim;
+
+// The driver's per-thread current context: calls that need one fail with CUDA_ERROR_INVALID_CONTEXT.
+const CUcontext kContext = reinterpret_cast<CUcontext>(uintptr_t(1));
+thread_local CUcontext current = nullptr;
+bool no_context() {
+  if (current == kContext) return false;
+  ++sim.no_context;
+  return true;
+}
+constexpr CUresult kInvalidContext = 201;
 
 using HostKernel = void (*)(void** params, uint64_t threads);
 void fill(void** p, uint64_t n) {  // (int* out, int base): out[g] = base + g
@@ -66,12 +81,16 @@ CUresult attribute(int* v, int attr, CUdevice) {
   return 0;
 }
 CUresult retain(CUcontext* c, CUdevice) {
-  *c = reinterpret_cast<CUcontext>(uintptr_t(1));
+  *c = kContext;
   return 0;
 }
 CUresult release(CUdevice) { return 0; }
-CUresult set_current(CUcontext) { return 0; }
+CUresult set_current(CUcontext c) {
+  current = c;
+  return 0;
+}
 CUresult alloc(CUdeviceptr* p, size_t n) {
+  if (no_context()) return kInvalidContext;
   *p = CUdeviceptr(uintptr_t(std::calloc(1, n)));
   return 0;
 }
@@ -96,6 +115,7 @@ CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
   return 0;
 }
 CUresult stream_create(CUstream* s, unsigned) {
+  if (no_context()) return kInvalidContext;
   *s = reinterpret_cast<CUstream>(new int);
   return 0;
 }
@@ -118,10 +138,12 @@ CUresult wait64(CUstream, CUdeviceptr p, uint64_t v, unsigned) {
   return *reinterpret_cast<uint64_t*>(uintptr_t(p)) >= v ? 0 : 1;
 }
 CUresult event_create(CUevent* e, unsigned) {
+  if (no_context()) return kInvalidContext;
   *e = reinterpret_cast<CUevent>(new Event);
   return 0;
 }
 CUresult event_destroy(CUevent e) {
+  if (no_context()) return kInvalidContext;
   delete reinterpret_cast<Event*>(e);
   return 0;
 }
@@ -129,7 +151,10 @@ CUresult event_record(CUevent e, CUstream) {
   reinterpret_cast<Event*>(e)->at = std::chrono::steady_clock::now();
   return 0;
 }
-CUresult event_query(CUevent) { return sim.stuck ? 600 : std::exchange(sim.fault, 0); }
+CUresult event_query(CUevent) {
+  if (no_context()) return kInvalidContext;
+  return sim.stuck ? 600 : std::exchange(sim.fault, 0);
+}
 CUresult event_elapsed(float* ms, CUevent a, CUevent b) {
   *ms = std::chrono::duration<float, std::milli>(reinterpret_cast<Event*>(b)->at -
                                                  reinterpret_cast<Event*>(a)->at)
@@ -149,6 +174,7 @@ CUresult get_function(CUfunction* f, CUmodule, const char* n) {
 }
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                 unsigned, CUstream, void** params, void**) {
+  if (no_context()) return kInvalidContext;
   ++sim.launches;
   reinterpret_cast<HostKernel>(f)(params, uint64_t(gx) * gy * gz * bx * by * bz);
   return 0;
@@ -171,6 +197,8 @@ void store(Graph& g, size_t i, const KernelNodeParams* p, size_t nargs) {
 }
 size_t nargs(CUfunction f) { return reinterpret_cast<HostKernel>(f) == add ? 3 : 2; }
 CUresult add_node(CUgraphNode* n, CUgraph g, const CUgraphNode*, size_t, const KernelNodeParams* p) {
+  if (no_context()) return kInvalidContext;
+  if (sim.refuse_graphs) return 98;  // an error the simulation does not name
   Graph& gr = *reinterpret_cast<Graph*>(g);
   *n = reinterpret_cast<CUgraphNode>(uintptr_t(gr.nodes.size() + 1));
   store(gr, gr.nodes.size(), p, nargs(p->func));
@@ -189,6 +217,7 @@ CUresult set_params(CUgraphExec e, CUgraphNode n, const KernelNodeParams* p) {
   return 0;
 }
 CUresult graph_launch(CUgraphExec e, CUstream) {
+  if (no_context()) return kInvalidContext;
   ++sim.graph_launches;
   Graph& g = *reinterpret_cast<Graph*>(e);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -246,8 +275,12 @@ const Driver kDriver = make_driver();
 class SimulatedGpu : public testing::TestWithParam<bool> {  // param: stream memory operations
  protected:
   void SetUp() override {
-    sim = Sim{};
     sim.memops = GetParam();
+    sim.fault = 0;
+    sim.stuck = sim.refuse_graphs = false;
+    for (std::atomic<int>* c :
+         {&sim.launches, &sim.graph_launches, &sim.stream_waits, &sim.event_waits, &sim.no_context})
+      c->store(0);
     DeviceSpec spec;
     spec.drv = &kDriver;
     spec.name = "SIM";
@@ -260,6 +293,7 @@ class SimulatedGpu : public testing::TestWithParam<bool> {  // param: stream mem
     fill_.reset();
     add_.reset();
     dev_.reset();
+    EXPECT_EQ(sim.no_context, 0) << "a driver call on a thread without the device's context current";
   }
   std::vector<int> read(const hcq::Buffer& b) {
     std::vector<int> v(b.size / 4);
@@ -310,11 +344,18 @@ TEST_P(SimulatedGpu, CrossQueueWaitStaysOnTheGpu) {
   dev_->synchronize(5s);
   EXPECT_EQ(x->value(), 7u);
   // Either x was already published (no wait needed) or the stream waited on the GPU: never the host.
-  if (GetParam()) {
-    EXPECT_EQ(sim.event_waits, 0);
-  } else {
-    EXPECT_EQ(sim.stream_waits, 0);
-  }
+  // With memory operations the value wait follows an event wait that the driver's scheduler sees.
+  EXPECT_EQ(sim.stream_waits, GetParam() ? sim.event_waits.load() : 0);
+}
+
+// A wait on the submission's own earlier write cannot have been published yet: always a GPU-side wait.
+TEST_P(SimulatedGpu, WaitOnAPendingWriteIsOrderedForTheDriverToSee) {
+  auto x = dev_->new_signal("x"), done = dev_->new_signal("done");
+  hcq::HwQueue().signal(*x, 7).wait(*x, 7).signal(*done, 1).submit(*dev_);
+  done->wait(1, 5s);
+  dev_->synchronize(5s);
+  EXPECT_EQ(sim.event_waits, 1);
+  EXPECT_EQ(sim.stream_waits, GetParam() ? 1 : 0);
 }
 
 TEST_P(SimulatedGpu, FailedWaitFailsTheSubmissionsSignals) {
@@ -345,6 +386,25 @@ TEST_P(SimulatedGpu, GraphReplaysWithPatchedArgumentsRunAsOneDriverGraph) {
   }
   EXPECT_EQ(sim.graph_launches, 5);
   EXPECT_EQ(sim.launches, 0);
+  EXPECT_EQ(graphs_unavailable(*dev_), "");
+  dev_->allocator().free(a);
+  dev_->allocator().free(b);
+}
+
+TEST_P(SimulatedGpu, RefusedGraphFallsBackToSingleLaunches) {
+  sim.refuse_graphs = true;
+  hcq::Buffer a = dev_->allocator().alloc(32 * 4), b = dev_->allocator().alloc(32 * 4);
+  hcq::Graph g(*dev_, {hcq::GraphExec{fill_.get(), {{a.addr}, {0}}, {32}},
+                       hcq::GraphExec{add_.get(), {{b.addr, a.addr}, {1}}, {32}}});
+  for (int i = 0; i < 3; ++i) {
+    g.set_var(1, 0, i);
+    a.last_use = b.last_use = g.replay();
+    std::vector<int> got = read(b);
+    for (int j = 0; j < 32; ++j) ASSERT_EQ(got[j], j + i) << "replay " << i;
+  }
+  EXPECT_EQ(sim.graph_launches, 0);
+  EXPECT_EQ(sim.launches, 6);
+  EXPECT_EQ(graphs_unavailable(*dev_), "[replay] SIM: cuGraphAddKernelNode: error 98");
   dev_->allocator().free(a);
   dev_->allocator().free(b);
 }
@@ -394,13 +454,20 @@ TEST_P(SimulatedGpu, HungKernelIsResetAndTheDeviceGoesOn) {
   sim.stuck = true;
   hcq::HwQueue().exec(*fill_, {{a.addr}, {0}}, {4}).signal(*done, 1).submit(*dev_);
   hcq::HwQueue().signal(*after, 1).submit(*dev_);
+  // The wait that resets the queue runs on a thread that never called the driver: the reset makes the
+  // context current there before it creates the fresh stream (TearDown checks).
   std::string m;
-  for (int i = 0; i < 50 && m.find("reset") == std::string::npos; ++i) {
-    try {
-      done->wait(1, 30ms);
-      FAIL() << "the kernel never completes: the wait must time out";
-    } catch (const hcq::TimeoutError& e) { m = e.what(); }
-  }
+  bool timed_out = true;
+  std::thread waiter([&] {
+    for (int i = 0; i < 50 && m.find("reset") == std::string::npos; ++i) {
+      try {
+        done->wait(1, 30ms);
+        timed_out = false;
+      } catch (const hcq::TimeoutError& e) { m = e.what(); }
+    }
+  });
+  waiter.join();
+  EXPECT_TRUE(timed_out) << "the kernel never completes: the wait must time out";
   sim.stuck = false;
   EXPECT_NE(m.find("kernel 'fill' on compute:0 has run for"), std::string::npos) << m;
   EXPECT_NE(m.find("the queue was reset"), std::string::npos) << m;

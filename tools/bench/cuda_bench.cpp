@@ -11,11 +11,13 @@
 #include <benchmark/benchmark.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/device.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/program.h"
+#include "backends/cuda/queue.h"
 #include "hcq/graph.h"
 
 namespace sluice {
@@ -170,6 +172,9 @@ void BM_GraphReplay(benchmark::State& state) {
     s.dev->timeline().wait(v);
   }
   per_kernel(state, n);
+  // Whether the replays ran as one CUDA graph or fell back to single launches (backends/cuda/graph.h).
+  const std::string why = cuda::graphs_unavailable(*s.dev);
+  state.SetLabel(why.empty() ? "CUDA graph" : "single launches: " + why);
 }
 BENCHMARK(BM_GraphReplay)->Arg(10)->Arg(100)->UseRealTime();
 
