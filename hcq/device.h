@@ -31,7 +31,9 @@
 //
 // Ownership and threading: the caller owns the Device; it owns its allocator, compiler, timeline and
 // queues. Programs and signals it creates must be destroyed before it. Destroying a device waits for its
-// queues to finish their submitted work. Every member is thread-safe unless it says otherwise.
+// queues to finish their submitted work, bounded by the hang timeout; a submission held on a wait that
+// nothing can satisfy any more (a host signal never set) fails with "[~Device] <dev> was destroyed while
+// <queue> waited for signal ..." instead. Every member is thread-safe unless it says otherwise.
 #include <atomic>
 #include <chrono>
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -91,6 +92,22 @@ std::string vendor_name(uint32_t id) {
   }
 }
 
+// Devices open at process exit (one a static object holds) are destroyed after the driver's and the
+// validation layer's own exit handlers, which tear down what a queue's threads still call into (lavapipe
+// crashed in vkGetSemaphoreCounterValue). An exit handler registered once the first device exists runs
+// before those: it drains and stops every open device's queues (Device::stop_queues) while the driver
+// still works. Never destroyed: devices may be destroyed at any point of the exit.
+class Device;
+struct OpenDevices {
+  std::mutex mu;
+  std::set<Device*> devices;
+};
+OpenDevices& open_devices() {
+  static auto* d = new OpenDevices;
+  return *d;
+}
+void stop_open_devices();
+
 class Device final : public hcq::Device {
  public:
   Device(std::string name, const Instance& inst, VkPhysicalDevice pd) : hcq::Device(std::move(name), 1, 1) {
@@ -103,11 +120,26 @@ class Device final : public hcq::Device {
     load_pipeline_cache();
     calibrate();
     for (int k : {kCompute, kCopy}) queues_[k] = start_queue(config(k)), live_[k] = queues_[k].get();
+    static std::once_flag exit_handler;
+    std::call_once(exit_handler, [] { std::atexit(stop_open_devices); });
+    std::lock_guard lk(open_devices().mu);
+    open_devices().devices.insert(this);
   }
 
   ~Device() override {
+    {
+      std::lock_guard lk(open_devices().mu);
+      open_devices().devices.erase(this);
+    }
+    const bool clean = stop_queues();
     for (auto& q : queues_) q.reset();
-    graveyard_.clear();  // abandoned queues wait for their GPU work
+    graveyard_.clear();
+    if (!clean) {
+      // The GPU did not finish within the hang timeout: what it may still touch (buffers, the VkDevice)
+      // is left alive rather than destroyed under it or waited for without end.
+      (void)allocator_.release();
+      return;
+    }
     if (ctx_.dev) ctx_.vk.vkDeviceWaitIdle(ctx_.dev);
     save_pipeline_cache();
     allocator_.reset();
@@ -138,6 +170,18 @@ class Device final : public hcq::Device {
     p.int64 = ctx_.int64;
     p.float64 = ctx_.float64;
     return p;
+  }
+
+  // Drains and stops the queues (queue.h: close, shutdown); false if the GPU did not finish within the
+  // hang timeout. Again after the first call: the first answer.
+  bool stop_queues() {
+    std::lock_guard reset(reset_mu_);  // no queue is replaced meanwhile
+    // Every queue closes before any drains: a wait on one may be met by the other's work.
+    for (auto& q : queues_) q->close();
+    bool clean = true;
+    for (auto& q : queues_) clean = q->shutdown() && clean;
+    for (auto& q : graveyard_) clean = q->shutdown() && clean;  // abandoned queues wait for their GPU work
+    return clean;
   }
 
   void wait_in_driver(const hcq::Signal& s, uint64_t value, hcq::Clock::time_point deadline) override {
@@ -304,6 +348,12 @@ class Device final : public hcq::Device {
     c.profiling = [this] { return profiling(); };
     c.profile = [this](hcq::ProfileRecord r) { add_profile(std::move(r)); };
     c.retire = [this](uint64_t v, uint64_t ns) { retire(v, ns); };
+    c.hang_timeout = [this] { return hang_timeout(); };
+    c.settled = [this] {
+      for (const auto& q : live_)
+        if (!q.load(std::memory_order_acquire)->quiet()) return false;
+      return true;
+    };
     c.period_ns = period_ns_;
     c.cpu_device = ctx_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     c.offset_ns = offset_ns_;
@@ -425,6 +475,11 @@ class Device final : public hcq::Device {
   uint64_t retired_ = 0;
   std::set<uint64_t> done_;  // retired values above retired_
 };
+
+void stop_open_devices() {
+  std::lock_guard lk(open_devices().mu);
+  for (Device* d : open_devices().devices) d->stop_queues();
+}
 
 }  // namespace
 

@@ -79,23 +79,79 @@ class VkQueueImpl final : public Queue {
   }
 
   ~VkQueueImpl() override {
-    {
-      // Drain: the worker empties its FIFO, the completion thread retires every segment (unless abandoned).
-      std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return (fifo_.empty() && !busy_ && inflight_.empty()) || abandoned_.load(); });
-      stop_ = true;
+    if (!shutdown()) {
+      // The GPU may still run this queue's work: its objects stay alive rather than go under it.
+      (void)graphs_.release();
+      return;
     }
-    notify_all();
-    worker_.join();
-    completer_.join();
-    { std::lock_guard c(complete_mu_); }  // a host thread applying the last segments (wait_for) is done
-    if (abandoned_) vk_.vkQueueWaitIdle(cfg_.queue);  // the abandoned work must finish before its objects go
     for (auto& s : inflight_) recycle(s);
     graphs_.reset();
     for (VkDescriptorPool p : free_pools_) vk_.vkDestroyDescriptorPool(ctx_.dev, p, nullptr);
     if (queries_) vk_.vkDestroyQueryPool(ctx_.dev, queries_, nullptr);
     vk_.vkDestroyCommandPool(ctx_.dev, cmd_pool_, nullptr);
     vk_.vkDestroySemaphore(ctx_.dev, sem_, nullptr);
+  }
+
+  void close() override {
+    closing_ = true;
+    std::lock_guard lk(mu_);
+    notify_all();
+  }
+
+  bool shutdown() override {
+    if (shut_) return clean_;
+    shut_ = true;
+    close();
+    const auto limit = cfg_.hang_timeout();
+    bool hung = false;
+    {
+      // Drain: the worker empties its FIFO (its host waits give up, close()), the completion thread
+      // retires every segment (unless abandoned). The wait for the GPU is bounded by the hang timeout,
+      // counted while the oldest submitted segment stays the same.
+      std::unique_lock lk(mu_);
+      uint64_t front = 0;
+      auto since = hcq::Clock::now();
+      while (!(fifo_.empty() && !busy_ && inflight_.empty()) && !abandoned_) {
+        cv_.wait_for(lk, kPoll);
+        const uint64_t f = inflight_.empty() ? 0 : inflight_.front().value;
+        const auto now = hcq::Clock::now();
+        if (f == 0 || f != front) {
+          front = f, since = now;
+        } else if (now - since > limit) {
+          hung = true;
+          abandoned_ = true;
+          break;
+        }
+      }
+      stop_ = true;
+    }
+    notify_all();
+    worker_.join();
+    completer_.join();
+    { std::lock_guard c(complete_mu_); }  // a host thread applying the last segments (wait_for) is done
+    if (hung) {
+      const std::string msg = "[~Device] " + cfg_.device_name + " was destroyed while " + cfg_.queue_name +
+                              " held work the GPU did not finish within the hang timeout of " +
+                              std::to_string(double(limit.count()) / 1e6) + " ms";
+      for (hcq::Signal* s : dropped_signals()) s->fail(msg);
+      clean_ = false;
+    } else if (abandoned_ && submitted_) {
+      // Reset after a hang (device.h): its abandoned work must finish before its objects go, but a hung
+      // GPU is not waited for without end.
+      auto wi = vk_struct<VkSemaphoreWaitInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO);
+      wi.semaphoreCount = 1;
+      wi.pSemaphores = &sem_;
+      wi.pValues = &submitted_;
+      clean_ = ctx_.wait_semaphores(wi, uint64_t(limit.count())) != VK_TIMEOUT;
+    }
+    return clean_;
+  }
+
+  bool quiet() override {
+    std::lock_guard lk(mu_);
+    if (!inflight_.empty()) return false;
+    if (waiting_on_) return waiting_on_->value() < waiting_for_ && !waiting_on_->failed();
+    return !busy_ && fifo_.empty();
   }
 
   void push(std::span<const uint64_t> words, uint64_t tv) override {
@@ -178,7 +234,7 @@ class VkQueueImpl final : public Queue {
     std::vector<hcq::Signal*> out;
     for (const Segment& s : inflight_)
       for (const Event& e : s.events)
-        if (e.kind == Event::Signal) out.push_back(e.signal);
+        if (e.kind == Event::Signal || e.kind == Event::Fail) out.push_back(e.signal);
     for (const auto& [words, tv] : fifo_)
       for (size_t i = 0; i < words.size(); i += pk::words(words[i]))
         if (pk::op(words[i]) == pk::Signal) out.push_back(pk::ptr<hcq::Signal>(words[i + 1]));
@@ -287,12 +343,24 @@ class VkQueueImpl final : public Queue {
       std::lock_guard lk(mu_);
       waiting_on_ = &s, waiting_for_ = v;
     }
-    while (!s.wait_until(v, hcq::Clock::now() + kPoll) && !abandoned_) {}
+    bool given_up = false;
+    while (!s.wait_until(v, hcq::Clock::now() + kPoll) && !abandoned_) {
+      // The device is being destroyed and nothing of it can write s any more: only the host could, and a
+      // destructor does not wait for the host (queue.h: close).
+      if (closing_ && cfg_.settled() && s.value() < v && !s.failed()) {
+        given_up = true;
+        break;
+      }
+    }
     {
       std::lock_guard lk(mu_);
       waiting_on_ = nullptr;
     }
     if (s.failed()) return std::make_shared<std::string>(s.error());
+    if (given_up)
+      return std::make_shared<std::string>("[~Device] " + cfg_.device_name + " was destroyed while " +
+                                           cfg_.queue_name + " waited for signal '" + s.name() +
+                                           "' to reach " + std::to_string(v));
     if (abandoned_)
       return std::make_shared<std::string>("[wait] " + cfg_.device_name + ": " + cfg_.queue_name +
                                            " was reset");
@@ -693,6 +761,8 @@ class VkQueueImpl final : public Queue {
   std::deque<std::pair<std::vector<uint64_t>, uint64_t>> fifo_;
   bool busy_ = false, stop_ = false;
   std::atomic<bool> abandoned_{false};
+  std::atomic<bool> closing_{false};  // close(): host waits give up once the device is settled
+  bool shut_ = false, clean_ = true;  // shutdown() ran; its answer (destructor's thread only)
   const hcq::Signal* waiting_on_ = nullptr;
   uint64_t waiting_for_ = 0;
   std::deque<Segment> inflight_;

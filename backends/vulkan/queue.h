@@ -45,8 +45,9 @@
 // with that error and still retire, so no wait hangs and the process carries on (tested with the
 // simulated loss of context.h).
 //
-// Threading: push() is called under the device's submit lock of this queue; status()/abandon() from any
-// thread.
+// Threading: push() is called under the device's submit lock of this queue; status()/abandon()/close()
+// from any thread; shutdown() from one thread at a time (the device's destructor, or its exit handler).
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -69,8 +70,11 @@ struct QueueConfig {
   bool compute = true;
   std::function<bool()> profiling;
   std::function<void(hcq::ProfileRecord)> profile;
-  std::function<void(uint64_t value, uint64_t ns)>
-      retire;  // the submission of timeline value `value` is done
+  // The submission of timeline value `value` is done.
+  std::function<void(uint64_t value, uint64_t ns)> retire;
+  std::function<std::chrono::nanoseconds()> hang_timeout;  // the device's (hcq/device.h)
+  // Every queue of the device is quiet() (below): nothing of it can write a signal without the host.
+  std::function<bool()> settled;
   // Device-level timestamp conversion: host_ns = ticks * period + offset (period 0: no device timestamps).
   double period_ns = 0;
   int64_t offset_ns = 0;
@@ -105,7 +109,22 @@ class Queue {
   // `deadline` at most) and applies what finished. Never throws.
   virtual void wait_for(const hcq::Signal& s, uint64_t value, uint64_t timeline_value,
                         hcq::Clock::time_point deadline) = 0;
-  // Blocks until the GPU finished everything submitted (for destroying an abandoned queue).
+
+  // Device destruction (issue #6: never a hang), in two steps so that every queue of the device closes
+  // before any drains (a wait on one may be met by the other's work):
+  // - close(): from now on a host wait of the worker gives up once its signal is not reached and the
+  //   device is settled (QueueConfig::settled): only the host could still write it, and a destructor does
+  //   not wait for the host. The submission fails as a failed wait does, with `[~Device] VULKAN was
+  //   destroyed while compute:0 waited for signal '<name>' to reach <v>`.
+  // - shutdown(): drains the queue and stops its threads. A segment the GPU keeps for longer than the hang
+  //   timeout ends the drain: the queue's unfinished signals fail, and shutdown() returns false, leaving
+  //   the queue's Vulkan objects alive (the GPU may still use them; the device leaks what it shares with
+  //   them, too). Repeated calls return the first answer; the destructor calls it if nobody did.
+  virtual void close() = 0;
+  virtual bool shutdown() = 0;
+  // Nothing on this queue progresses without the host: no segment in flight, and the worker idle or
+  // blocked on a signal that is not reached. Thread-safe; takes only this queue's lock.
+  virtual bool quiet() = 0;
 };
 
 std::unique_ptr<Queue> start_queue(QueueConfig cfg);

@@ -170,6 +170,42 @@ TEST_P(WaitFailureTest, WaitOnAnotherDevicesFailedSignal) {
   dev().allocator().free(buf);
 }
 
+// A device destroyed while a queue waits for a host signal that is never set (issue #6: never a hang):
+// the waiting submission fails instead of running, its signals name the device, queue, signal and value,
+// and the destructor returns without waiting for the signal.
+TEST_P(WaitFailureTest, DestroyedWhileAQueueWaitsFailsTheSubmission) {
+  CTS_REQUIRE(BlockingWaits);
+  // Host signals: they outlive the device.
+  hcq::Signal gate("gate"), out("out"), copied("copied"), after("after");
+  std::string name;
+  auto destroyed = std::chrono::steady_clock::now();
+  {
+    auto d = entry().open(0);
+    name = d->name();
+    Kernels ks = entry().load_kernels(*d);
+    HwQueue().wait(gate, 1).exec(*ks.empty, {}, {1}).signal(out, 1).submit(*d);
+    HwQueue().signal(after, 1).submit(*d);  // behind it, waiting for nothing: it still runs
+    HwQueue(QueueKind::Copy).wait(gate, 2).signal(copied, 1).submit(*d);
+    ks = {};
+    destroyed = std::chrono::steady_clock::now();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - destroyed, 5s) << "the destructor waited for the host";
+  ASSERT_TRUE(out.failed());
+  EXPECT_EQ(out.value(), 0u);
+  EXPECT_EQ(
+      out.error().rfind(
+          "[~Device] " + name + " was destroyed while compute:0 waited for signal 'gate' to reach 1", 0),
+      0u)
+      << out.error();
+  ASSERT_TRUE(copied.failed());
+  EXPECT_EQ(copied.error().rfind(
+                "[~Device] " + name + " was destroyed while copy:0 waited for signal 'gate' to reach 2", 0),
+            0u)
+      << copied.error();
+  EXPECT_FALSE(after.failed()) << after.error();
+  EXPECT_EQ(after.value(), 1u);
+}
+
 CTS_INSTANTIATE(WaitFailureTest);
 
 }  // namespace
