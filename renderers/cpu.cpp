@@ -53,6 +53,7 @@ class CpuRenderer final : public CStyleRenderer {
       if (!last) decode += "  q /= " + l + ";\n";
     }
     std::string s = f16_helpers(k);  // half and bfloat16 are emulated (no _Float16 in every clang's C)
+    s += vector_math_helpers(k);
     s += "void " + k.name +
          "(void* const* bufs, const int* vars, const unsigned* launch, int core_id, int n_cores) {\n";
     for (size_t i = 0; i < k.bufs.size(); ++i) {

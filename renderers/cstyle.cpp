@@ -69,6 +69,18 @@ bool const_nonzero(const UOp& u, bool signed_dt) {
   return u.is_const() && u.const_int_value() != 0 && !(signed_dt && u.const_int_value() == -1);
 }
 
+// The math functions of the unary transcendental ops, by op.
+constexpr std::pair<Op, const char*> kMathFns[] = {
+    {Op::Exp2, "exp2"}, {Op::Log2, "log2"}, {Op::Sin, "sin"}, {Op::Sqrt, "sqrt"}, {Op::Trunc, "trunc"}};
+const char* math_fn(Op op) {
+  for (const auto& [o, fn] : kMathFns)
+    if (o == op) return fn;
+  return nullptr;
+}
+// The out-of-line loop that applies the float math function fn to a C vector's lanes
+// (CStyleRenderer::vector_math_helpers).
+std::string vector_math_name(const Dialect& d, const char* fn) { return "sl_v" + (fn + d.float_fn_suffix); }
+
 // The C expression of an ALU op on already-named sources.
 std::string alu_expr(Ctx& c, const UOp& u) {
   const Dialect& d = c.r.dialect();
@@ -79,7 +91,15 @@ std::string alu_expr(Ctx& c, const UOp& u) {
     return "(" + T + ")((" + U + ")" + s(0) + " " + op + " (" + U + ")" + s(1) + ")";
   };
   auto math = [&](const char* fn) {
-    return d.math_prefix + fn + (dt.scalar == Scalar::Float64 ? "" : d.float_fn_suffix) + "(" + s(0) + ")";
+    if (!u.dtype().is_vector())
+      return d.math_prefix + fn + (dt.scalar == Scalar::Float64 ? "" : d.float_fn_suffix) + "(" + s(0) + ")";
+    SLUICE_CHECK_IN(Error, "render", d.vector_ctor.empty() && dt.scalar == Scalar::Float32)
+        << "no vector " << fn << " on " << dt.name() << " in this dialect";
+    // C has no vector libm: the lanes go through one out-of-line loop. Inlined, a 4x64 matmul tile's
+    // GELU was 256 calls that clang spent half the kernel's compile time on.
+    const std::string V = c.r.type(dt.base()) + std::to_string(dt.count);
+    return "({ " + V + " x_ = " + s(0) + ", r_; " + vector_math_name(d, fn) +
+           "((float*)&r_, (const float*)&x_, " + std::to_string(dt.count) + "); r_; })";
   };
   const bool fl = dt.is_float(), sgn = dt.is_int() && !dt.is_unsigned();
   switch (u.op()) {
@@ -127,12 +147,12 @@ std::string alu_expr(Ctx& c, const UOp& u) {
              ")";
     }
     case Op::Where: return "(" + s(0) + " ? " + s(1) + " : " + s(2) + ")";
-    case Op::Exp2: return math("exp2");
-    case Op::Log2: return math("log2");
-    case Op::Sin: return math("sin");
-    case Op::Sqrt: return math("sqrt");
-    case Op::Trunc: return math("trunc");
-    case Op::Recip: return "(" + T + ")1 / " + s(0);
+    case Op::Exp2:
+    case Op::Log2:
+    case Op::Sin:
+    case Op::Sqrt:
+    case Op::Trunc: return math(math_fn(u.op()));
+    case Op::Recip: return "(" + T + ")1 / " + s(0);  // T is the lane type: a vector divides by lanes
     default: break;
   }
   SLUICE_CHECK_IN(Error, "render", false) << "no C for " << op_name(u.op()) << " on " << dt.name();
@@ -197,6 +217,22 @@ std::string helpers(const Dialect& d) {
 }
 
 }  // namespace
+
+std::string CStyleRenderer::vector_math_helpers(const codegen::Kernel& k) const {
+  std::string out;
+  if (!d_.vector_ctor.empty()) return out;  // GPU languages: no packed vector math (vectorize.h)
+  for (const auto& [op, fn] : kMathFns) {
+    const bool used = std::any_of(k.uops.begin(), k.uops.end(),
+                                  [op = op](const UOp& u) { return u.op() == op && u.dtype().is_vector(); });
+    if (!used) continue;
+    const std::string name = vector_math_name(d_, fn);
+    out += "#ifndef SLUICE_" + name + "\n#define SLUICE_" + name +
+           "\nstatic __attribute__((noinline)) void " + name + "(float* r, const float* x, int n) {\n" +
+           "  for (int i = 0; i < n; ++i) r[i] = " + d_.math_prefix + fn + d_.float_fn_suffix +
+           "(x[i]);\n}\n#endif\n";
+  }
+  return out;
+}
 
 std::string CStyleRenderer::pointer_params(const codegen::Kernel& k) const {
   std::string s;

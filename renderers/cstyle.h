@@ -11,8 +11,9 @@
 // - Shifts by a negative amount or >= the width give 0 instead of UB.
 // - MAX propagates NaN; CMPLT/CMPNE are C's < and !=; WHERE is ?:; BITCAST goes through a union.
 // - Masked loads never read: `valid ? buf[idx] : 0`; masked stores are skipped.
-// Transcendentals (EXP2, LOG2, SIN, SQRT) call the dialect's math functions; where those are not accurate
-// (HIP), codegen has already replaced EXP2/LOG2/SIN by polynomials (core/codegen/transcendental.h).
+// Transcendentals (EXP2, LOG2, SIN, SQRT) call the dialect's math functions (on a C vector: lane by lane in
+// an out-of-line loop, vector_math_helpers); where those are not accurate (HIP), codegen has already
+// replaced EXP2/LOG2/SIN by polynomials (core/codegen/transcendental.h).
 //
 // Rendering is a pure function of the kernel; a renderer is immutable and usable from any thread.
 // Failures: Error `[render] ...` for dtypes or ops the dialect cannot express.
@@ -64,6 +65,11 @@ class CStyleRenderer : public Renderer {
   // Definitions of the emulation helpers (guarded, so a batch may repeat them), or "" when the kernel
   // needs none. Dialects put this before the kernel.
   std::string f16_helpers(const codegen::Kernel& k) const;
+  // Definitions (guarded, as f16_helpers) of the loops that apply a math function (EXP2, LOG2, SIN,
+  // SQRT, TRUNC) to the lanes of a C vector, called by the kernel's vector transcendentals (the CPU's
+  // packed register tiles, core/codegen/vectorize.h): out of line, so each is one libm call site for
+  // clang to compile, not one per lane. Dialects with vector math of their own put "" here.
+  std::string vector_math_helpers(const codegen::Kernel& k) const;
 
  protected:
   // The kernel's declaration, buffer bindings and the loop or id setup that surrounds `body` (already

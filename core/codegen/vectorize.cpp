@@ -144,6 +144,15 @@ class Packer {
       case Op::FDiv:
         if (!same_op(lanes, l0.op()) || l0.src(0).dtype() != dtypes::float32) break;
         return UOp::make(l0.op(), vt, {pack(srcs(lanes, 0)), pack(srcs(lanes, 1))});
+      case Op::Neg:
+      case Op::Recip:
+      case Op::Exp2:
+      case Op::Log2:
+      case Op::Sin:
+      case Op::Sqrt:
+      case Op::Trunc:
+        if (!same_op(lanes, l0.op()) || l0.src(0).dtype() != dtypes::float32) break;
+        return UOp::make(l0.op(), vt, {pack(srcs(lanes, 0))});
       case Op::Assign: {
         if (!same_op(lanes, Op::Assign)) break;
         const UOp acc = reg(srcs(lanes, 0));

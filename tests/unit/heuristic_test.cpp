@@ -93,13 +93,30 @@ TEST(Heuristic, CpuTiledMatmulsMatchTheReference) {
 }
 
 TEST(Heuristic, CpuTileKeepsOnlyVectorAccumulatorsUnderAScalarTail) {
-  // exp2 has no vector form in C: it runs per lane on lanes of the vector accumulators, which leaves no
-  // scalar copy of the matmul behind.
-  const Tensor y = (randf({16, 24}, 12).matmul(randf({24, 64}, 13)) * 0.5f).exp2() + 1.0f;
+  // relu (WHERE of CMPLT) has no vector form in C: it runs per lane on lanes of the vector accumulators,
+  // which leaves no scalar copy of the matmul behind.
+  const Tensor y = (randf({16, 24}, 12).matmul(randf({24, 64}, 13)) * 0.5f).relu() + 1.0f;
   const Kernel k = cpu_kernel(y);
+  EXPECT_GT(count_if(k, Op::Where, false), 0u) << k.str();
   EXPECT_EQ(count_if(k, Op::DefineReg, false), 0u) << k.str();
   EXPECT_GT(count_if(k, Op::DefineReg, true), 0u) << k.str();
   expect_matches_reference(y);
+}
+
+TEST(Heuristic, CpuTileTranscendentalsStayVectors) {
+  // A GELU tail (EXP2, RECIP) and the other unary float ops run on the tile's vectors (libm per lane in
+  // one out-of-line loop per function: renderers/cstyle.h), not lane by lane in the kernel.
+  const Tensor m = randf({16, 24}, 14).matmul(randf({24, 64}, 15)) * 0.25f;
+  const Tensor gelu = m.gelu();
+  const Kernel k = cpu_kernel(gelu);
+  EXPECT_GT(count_if(k, Op::Exp2, true), 0u) << k.str();
+  EXPECT_EQ(count_if(k, Op::Exp2, false), 0u) << k.str();
+  EXPECT_GT(count_if(k, Op::Recip, true), 0u) << k.str();
+  EXPECT_EQ(count_if(k, Op::Recip, false), 0u) << k.str();
+  expect_matches_reference(gelu);
+  const Tensor un = m.sin() + (m * m + 1.0f).sqrt().log2() + m.trunc() - m.neg();
+  EXPECT_GT(count_if(cpu_kernel(un), Op::Sin, true), 0u) << cpu_kernel(un).str();
+  expect_matches_reference(un);
 }
 
 TEST(Heuristic, CpuOddMatmulMatchesTheReference) {
