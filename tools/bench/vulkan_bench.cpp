@@ -105,6 +105,27 @@ struct Raw {
     bi.flags = flags;
     vk.vkBeginCommandBuffer(c, &bi);
   }
+  // c recorded again as one dispatch for one submission (what an eager launch costs).
+  void record_one(VkCommandBuffer c, int32_t var) {
+    begin(c, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    record_dispatch(c, var);
+    vk.vkEndCommandBuffer(c);
+  }
+  // c recorded once as n dispatches with memory barriers between them, for submitting again and again.
+  void record_chain(VkCommandBuffer c, int n) {
+    begin(c, 0);
+    for (int i = 0; i < n; ++i) {
+      if (i) {
+        auto mb = vulkan::vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+        mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+        vk.vkCmdPipelineBarrier(c, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                0, 1, &mb, 0, nullptr, 0, nullptr);
+      }
+      record_dispatch(c, i);
+    }
+    vk.vkEndCommandBuffer(c);
+  }
   // Submits c signalling the next semaphore value; returns it.
   uint64_t submit(VkCommandBuffer c) {
     uint64_t v = ++value;
@@ -256,9 +277,7 @@ void BM_RawEagerDispatch(benchmark::State& state) {
   for (auto _ : state) {
     VkCommandBuffer c = r.cmds[i++ % kInFlight];
     if (r.value - first >= kInFlight) r.wait(r.value - kInFlight + 1);  // c's last use is done
-    r.begin(c, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
-    r.record_dispatch(c, int32_t(i));
-    r.vk.vkEndCommandBuffer(c);
+    r.record_one(c, int32_t(i));
     r.submit(c);
   }
   r.wait(r.value);
@@ -288,9 +307,7 @@ void BM_EagerDispatchPaired(benchmark::State& state) {
     uint64_t t1 = hcq::now_ns();
     for (int i = 0; i < kInFlight; ++i) {
       VkCommandBuffer c = r.cmds[size_t(i)];
-      r.begin(c, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
-      r.record_dispatch(c, i);
-      r.vk.vkEndCommandBuffer(c);
+      r.record_one(c, i);
       r.submit(c);
     }
     r.wait(r.value);
@@ -331,18 +348,7 @@ void BM_RawGraphReplay(benchmark::State& state) {
   const int n = int(state.range(0));
   r.wait(r.value);
   VkCommandBuffer c = r.cmds[kInFlight];
-  r.begin(c, 0);
-  for (int i = 0; i < n; ++i) {
-    if (i) {
-      auto mb = vulkan::vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-      mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-      mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-      r.vk.vkCmdPipelineBarrier(c, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                0, 1, &mb, 0, nullptr, 0, nullptr);
-    }
-    r.record_dispatch(c, i);
-  }
-  r.vk.vkEndCommandBuffer(c);
+  r.record_chain(c, n);
   for (auto _ : state) r.wait(r.submit(c));
   state.counters["per_kernel_us"] = benchmark::Counter(
       double(state.iterations()) * n * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -362,18 +368,7 @@ void BM_GraphReplayPaired(benchmark::State& state) {
   hcq::Graph g(*s.dev, items);
   r.wait(r.value);
   VkCommandBuffer c = r.cmds[kInFlight];
-  r.begin(c, 0);
-  for (int i = 0; i < n; ++i) {
-    if (i) {
-      auto mb = vulkan::vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-      mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-      mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-      r.vk.vkCmdPipelineBarrier(c, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                0, 1, &mb, 0, nullptr, 0, nullptr);
-    }
-    r.record_dispatch(c, i);
-  }
-  r.vk.vkEndCommandBuffer(c);
+  r.record_chain(c, n);
   std::vector<double> vk_us, raw_us;
   int i = 0;
   for (auto _ : state) {
@@ -430,9 +425,7 @@ void BM_RawRoundTrip(benchmark::State& state) {
   r.wait(r.value);
   VkCommandBuffer c = r.cmds[0];
   round_trip(state, [&] {
-    r.begin(c, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
-    r.record_dispatch(c, 1);
-    r.vk.vkEndCommandBuffer(c);
+    r.record_one(c, 1);
     r.wait(r.submit(c));
   });
 }
@@ -459,9 +452,7 @@ void BM_RoundTripPaired(benchmark::State& state) {
     q.submit(*s.dev);
     sig->wait(v);
     uint64_t t1 = hcq::now_ns();
-    r.begin(c, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
-    r.record_dispatch(c, 1);
-    r.vk.vkEndCommandBuffer(c);
+    r.record_one(c, 1);
     r.wait(r.submit(c));
     uint64_t t2 = hcq::now_ns();
     vk.push_back(t1 - t0);
