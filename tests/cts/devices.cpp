@@ -16,9 +16,8 @@
 
 namespace sluice::cts {
 
-Kernels load_spirv_kernels(hcq::Device& dev);  // kernels_vulkan.cpp
-Kernels load_cuda_kernels(hcq::Device& dev);   // kernels_cuda.cpp
-std::string cuda_arch();                       // of CUDA device 0, "" without one
+Kernels load_cuda_kernels(hcq::Device& dev);  // kernels_cuda.cpp
+std::string cuda_arch();                      // of CUDA device 0, "" without one
 std::string cuda_store_kernel(const std::string& name, int value);
 Kernels load_hip_kernels(hcq::Device& dev);  // kernels_hip.cpp
 std::string hip_arch();                      // of HIP device 0, "" without one

@@ -50,6 +50,7 @@ struct Kernels {
 };
 Kernels load_c_kernels(hcq::Device& dev);       // CPU C (backends/cpu/program.h ABI); NULL loads them too
 Kernels load_opencl_kernels(hcq::Device& dev);  // OpenCL C (kernels_opencl.cpp)
+Kernels load_spirv_kernels(hcq::Device& dev);   // SPIR-V assembly (kernels_vulkan.cpp)
 std::string opencl_store_kernel(const std::string& name, int value);  // DeviceEntry::store_kernel
 
 // Base fixture: the device of the parameter, opened once per process and shared by every test.

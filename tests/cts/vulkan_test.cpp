@@ -21,65 +21,10 @@
 #include "hcq/error.h"
 #include "hcq/graph.h"
 #include "runtime/tensor.h"
+#include "tests/cts/devices.h"
 
 namespace sluice {
 namespace {
-
-// vk_add: bufs {out, in}, vars {k}: out[g] = in[g] + k, g the flattened work-group id (spirv-as of the
-// cts_add assembly in kernels_vulkan.cpp, SPIR-V 1.5, entry point renamed).
-constexpr uint32_t kAddWords[] = {
-    0x07230203, 0x00010500, 0x00070000, 0x00000027, 0x00000000, 0x00020011, 0x00000001, 0x0003000e,
-    0x00000000, 0x00000001, 0x000a000f, 0x00000005, 0x00000001, 0x615f6b76, 0x00006464, 0x00000002,
-    0x00000003, 0x00000004, 0x00000005, 0x00000006, 0x00060010, 0x00000001, 0x00000011, 0x00000001,
-    0x00000001, 0x00000001, 0x00040047, 0x00000002, 0x0000000b, 0x0000001a, 0x00040047, 0x00000003,
-    0x0000000b, 0x00000018, 0x00040047, 0x00000007, 0x00000006, 0x00000004, 0x00050048, 0x00000008,
-    0x00000000, 0x00000023, 0x00000000, 0x00030047, 0x00000008, 0x00000002, 0x00040047, 0x00000004,
-    0x00000022, 0x00000000, 0x00040047, 0x00000004, 0x00000021, 0x00000000, 0x00040047, 0x00000005,
-    0x00000022, 0x00000000, 0x00040047, 0x00000005, 0x00000021, 0x00000001, 0x00050048, 0x00000009,
-    0x00000000, 0x00000023, 0x00000000, 0x00030047, 0x00000009, 0x00000002, 0x00020013, 0x0000000a,
-    0x00030021, 0x0000000b, 0x0000000a, 0x00040015, 0x0000000c, 0x00000020, 0x00000000, 0x00040015,
-    0x0000000d, 0x00000020, 0x00000001, 0x00040017, 0x0000000e, 0x0000000c, 0x00000003, 0x00040020,
-    0x0000000f, 0x00000001, 0x0000000e, 0x0004003b, 0x0000000f, 0x00000002, 0x00000001, 0x0004003b,
-    0x0000000f, 0x00000003, 0x00000001, 0x0003001d, 0x00000007, 0x0000000d, 0x0003001e, 0x00000008,
-    0x00000007, 0x00040020, 0x00000010, 0x0000000c, 0x00000008, 0x00040020, 0x00000011, 0x0000000c,
-    0x0000000d, 0x0004002b, 0x0000000c, 0x00000012, 0x00000000, 0x0004003b, 0x00000010, 0x00000004,
-    0x0000000c, 0x0004003b, 0x00000010, 0x00000005, 0x0000000c, 0x0003001e, 0x00000009, 0x0000000d,
-    0x00040020, 0x00000013, 0x00000009, 0x00000009, 0x0004003b, 0x00000013, 0x00000006, 0x00000009,
-    0x00040020, 0x00000014, 0x00000009, 0x0000000d, 0x00050036, 0x0000000a, 0x00000001, 0x00000000,
-    0x0000000b, 0x000200f8, 0x00000015, 0x0004003d, 0x0000000e, 0x00000016, 0x00000002, 0x0004003d,
-    0x0000000e, 0x00000017, 0x00000003, 0x00050051, 0x0000000c, 0x00000018, 0x00000016, 0x00000000,
-    0x00050051, 0x0000000c, 0x00000019, 0x00000016, 0x00000001, 0x00050051, 0x0000000c, 0x0000001a,
-    0x00000016, 0x00000002, 0x00050051, 0x0000000c, 0x0000001b, 0x00000017, 0x00000000, 0x00050051,
-    0x0000000c, 0x0000001c, 0x00000017, 0x00000001, 0x00050084, 0x0000000c, 0x0000001d, 0x0000001c,
-    0x0000001a, 0x00050080, 0x0000000c, 0x0000001e, 0x00000019, 0x0000001d, 0x00050084, 0x0000000c,
-    0x0000001f, 0x0000001b, 0x0000001e, 0x00050080, 0x0000000c, 0x00000020, 0x00000018, 0x0000001f,
-    0x00050041, 0x00000014, 0x00000021, 0x00000006, 0x00000012, 0x0004003d, 0x0000000d, 0x00000022,
-    0x00000021, 0x00060041, 0x00000011, 0x00000023, 0x00000005, 0x00000012, 0x00000020, 0x0004003d,
-    0x0000000d, 0x00000024, 0x00000023, 0x00050080, 0x0000000d, 0x00000025, 0x00000024, 0x00000022,
-    0x00060041, 0x00000011, 0x00000026, 0x00000004, 0x00000012, 0x00000020, 0x0003003e, 0x00000026,
-    0x00000025, 0x000100fd, 0x00010038};
-
-// An empty kernel taking 2 storage buffers and 1 push constant (the SPIR-V of tools/bench/vulkan_bench.cpp).
-constexpr uint32_t kEmptyWords[] = {
-    0x07230203, 0x00010500, 0x00070000, 0x0000000e, 0x00000000, 0x00020011, 0x00000001, 0x0003000e,
-    0x00000000, 0x00000001, 0x0009000f, 0x00000005, 0x00000001, 0x636e6562, 0x6d655f68, 0x00797470,
-    0x00000002, 0x00000003, 0x00000004, 0x00060010, 0x00000001, 0x00000011, 0x00000001, 0x00000001,
-    0x00000001, 0x00040047, 0x00000005, 0x00000006, 0x00000004, 0x00050048, 0x00000006, 0x00000000,
-    0x00000023, 0x00000000, 0x00030047, 0x00000006, 0x00000002, 0x00040047, 0x00000002, 0x00000022,
-    0x00000000, 0x00040047, 0x00000002, 0x00000021, 0x00000000, 0x00040047, 0x00000003, 0x00000022,
-    0x00000000, 0x00040047, 0x00000003, 0x00000021, 0x00000001, 0x00050048, 0x00000007, 0x00000000,
-    0x00000023, 0x00000000, 0x00030047, 0x00000007, 0x00000002, 0x00020013, 0x00000008, 0x00030021,
-    0x00000009, 0x00000008, 0x00040015, 0x0000000a, 0x00000020, 0x00000001, 0x0003001d, 0x00000005,
-    0x0000000a, 0x0003001e, 0x00000006, 0x00000005, 0x00040020, 0x0000000b, 0x0000000c, 0x00000006,
-    0x0004003b, 0x0000000b, 0x00000002, 0x0000000c, 0x0004003b, 0x0000000b, 0x00000003, 0x0000000c,
-    0x0003001e, 0x00000007, 0x0000000a, 0x00040020, 0x0000000c, 0x00000009, 0x00000007, 0x0004003b,
-    0x0000000c, 0x00000004, 0x00000009, 0x00050036, 0x00000008, 0x00000001, 0x00000000, 0x00000009,
-    0x000200f8, 0x0000000d, 0x000100fd, 0x00010038};
-
-template <size_t N>
-hcq::Binary binary(hcq::Device& dev, const uint32_t (&words)[N]) {
-  return dev.compiler().compile(std::string(reinterpret_cast<const char*>(words), sizeof words));
-}
 
 std::unique_ptr<hcq::Device> open_vulkan(std::string* why) {
   ::setenv("SLUICE_VULKAN_VALIDATION", "1", 0);  // before the instance exists
@@ -94,7 +39,8 @@ TEST(VULKAN, GraphReplaysInFlightWithPatchedBuffersVariablesAndSizes) {
   constexpr uint32_t n = 64;
   constexpr int kReplays = 24, kSentinel = 0x5a5a5a5a;
   auto& al = dev->allocator();
-  auto add = dev->load_program("vk_add", binary(*dev, kAddWords), {2, 1});
+  // The conformance suite's add (bufs {out, in}, vars {k}: out[g] = in[g] + k), spirv-as of its assembly.
+  std::unique_ptr<hcq::Program> add = cts::load_spirv_kernels(*dev).add;
   std::vector<hcq::Buffer> x = {al.alloc(n * 4), al.alloc(n * 4)}, outs;
   hcq::Buffer y = al.alloc(n * 4);
   for (int k = 0; k < 2; ++k) {
@@ -131,7 +77,7 @@ TEST(VULKAN, GraphReplaysInFlightWithPatchedBuffersVariablesAndSizes) {
   }
   // A program freed and another loaded (perhaps at the same address) never reuses the old recording.
   add.reset();
-  auto add2 = dev->load_program("vk_add", binary(*dev, kAddWords), {2, 1});
+  std::unique_ptr<hcq::Program> add2 = cts::load_spirv_kernels(*dev).add;
   hcq::Graph g2(*dev, {hcq::GraphExec{add2.get(), {{y.addr, x[1].addr}, {10}}, {n}},
                        hcq::GraphExec{add2.get(), {{outs[0].addr, y.addr}, {20}}, {n}}});
   for (int i = 0; i < 3; ++i) v = g2.replay();
@@ -166,7 +112,7 @@ TEST(VULKAN, LostDeviceFailsPendingAndLaterSignalsAndTheProcessCarriesOn) {
   std::unique_ptr<hcq::Device> dev = vulkan::open_device(0);
   ::unsetenv("SLUICE_VULKAN_TEST_DEVICE_LOST");
   {
-    auto prog = dev->load_program("bench_empty", binary(*dev, kEmptyWords), {2, 1});
+    std::unique_ptr<hcq::Program> prog = cts::load_spirv_kernels(*dev).add;
     hcq::Buffer a = dev->allocator().alloc(256), b = dev->allocator().alloc(256);
     const hcq::KernelArgs args{{a.addr, b.addr}, {7}};
     auto before = dev->new_signal("before"), held = dev->new_signal("held"),
