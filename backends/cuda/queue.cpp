@@ -74,7 +74,7 @@ class WordPool {
 
 // One submission, from submit to retirement.
 struct Submission {
-  uint64_t value = 0;  // its timeline value
+  uint64_t value = 0;  // its timeline value; 0 for the part before a held wait (advance_held)
   uint64_t submitted_ns = 0;
   std::vector<uint64_t> words;  // its packets, until enqueued
   struct Write {
@@ -154,6 +154,11 @@ class Device final : public hcq::Device {
   }
 
   ~Device() override {
+    {
+      std::lock_guard lk(mu_);
+      closing_ = true;
+    }
+    cv_.notify_all();
     try {
       synchronize();
     } catch (const hcq::Error&) {  // a fault or a hang: nothing left to wait for
@@ -213,8 +218,12 @@ class Device final : public hcq::Device {
              << " ms: the queue was reset and its pending work failed";
         }
       } else if (!q.held.empty()) {
-        os << kQueueNames[k] << " holds submission " << q.held.front()->value << " until "
-           << blocking_wait(*q.held.front());
+        const Submission& s = *q.held.front();
+        const size_t at = blocking_wait(s);
+        os << kQueueNames[k] << " holds submission " << s.value << " until "
+           << (at == npos ? "its waits are met"
+                          : describe_wait(s, at) + " (value " +
+                                std::to_string(pk::ptr<const Signal>(s.words[at + 1])->value()) + ")");
       } else {
         os << kQueueNames[k] << " is idle";
       }
@@ -234,10 +243,9 @@ class Device final : public hcq::Device {
     if (!fault_.empty()) {
       s->error = fault_;
       push_inflight(q, std::move(s));
-    } else if (q.held.empty() && ready(*s)) {
-      enqueue(k, std::move(s));
     } else {
       q.held.push_back(std::move(s));
+      advance_held(k);
     }
     lk.unlock();
     cv_.notify_one();
@@ -264,35 +272,76 @@ class Device final : public hcq::Device {
     return e;
   }
 
-  // Whether a stream could run s's waits now: each is met, failed, or has a pending write on one of this
-  // device's streams (or earlier in s itself) that the stream can await.
-  bool ready(const Submission& s) const {
+  // Where s has to stop for now: the word offset of its first wait that failed or that no stream can
+  // await yet (not met, and no pending write on this device's streams or earlier in s reaches it); npos
+  // when a stream can run all of it.
+  static constexpr size_t npos = size_t(-1);
+  size_t blocking_wait(const Submission& s) const {
     std::unordered_map<const Signal*, uint64_t> own;  // s's own writes so far
-    bool ok = true;
-    for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
-      if (op == pk::Signal) {
-        const Signal* sig = pk::ptr<const Signal>(p[1]);
+    for (size_t i = 0; i < s.words.size(); i += pk::words(s.words[i])) {
+      const uint64_t* p = &s.words[i];
+      const Signal* sig = pk::ptr<const Signal>(p[1]);
+      if (pk::op(p[0]) == pk::Signal) {
         own[sig] = std::max(own[sig], p[2]);
-      } else if (op == pk::Wait && ok) {
-        const Signal* sig = pk::ptr<const Signal>(p[1]);
+      } else if (pk::op(p[0]) == pk::Wait) {
         auto pr = producers_.find(sig);
         auto o = own.find(sig);
-        ok = sig->failed() || sig->value() >= p[2] || (pr != producers_.end() && pr->second.max >= p[2]) ||
-             (o != own.end() && o->second >= p[2]);
+        bool runnable = !sig->failed() && (sig->value() >= p[2] ||
+                                           (pr != producers_.end() && pr->second.max >= p[2]) ||
+                                           (o != own.end() && o->second >= p[2]));
+        if (!runnable) return i;
       }
-    });
-    return ok;
+    }
+    return npos;
   }
-  std::string blocking_wait(const Submission& s) const {
-    std::string out;
-    for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
-      if (op != pk::Wait || !out.empty()) return;
-      const Signal* sig = pk::ptr<const Signal>(p[1]);
-      if (!(sig->failed() || sig->value() >= p[2]))
-        out = "signal '" + sig->name() + "' reaches " + std::to_string(p[2]) + " (value " +
-              std::to_string(sig->value()) + ")";
-    });
-    return out.empty() ? "its waits are met" : out;
+  static std::string describe_wait(const Submission& s, size_t at) {
+    const uint64_t* p = &s.words[at];
+    return "signal '" + pk::ptr<const Signal>(p[1])->name() + "' to reach " + std::to_string(p[2]);
+  }
+
+  // Puts queue k's held submissions on its stream as far as their waits allow, oldest first. The
+  // commands before a wait that has to be held go now, as a part with no timeline value of its own:
+  // only the commands after a wait are held back (or skipped, when it fails).
+  bool advance_held(int k) {
+    Queue& q = queues_[k];
+    bool progress = false;
+    while (!q.held.empty()) {
+      Submission& s = *q.held.front();
+      size_t cut = blocking_wait(s);
+      if (cut != npos && cut > 0) {
+        auto part = std::make_unique<Submission>();
+        part->submitted_ns = s.submitted_ns;
+        part->words.assign(s.words.begin(), s.words.begin() + ptrdiff_t(cut));
+        s.words.erase(s.words.begin(), s.words.begin() + ptrdiff_t(cut));
+        enqueue(k, std::move(part));
+        progress = true;
+        cut = 0;
+      }
+      if (cut != npos && !pk::ptr<const Signal>(s.words[cut + 1])->failed()) break;
+      SubmissionPtr whole = std::move(q.held.front());
+      q.held.pop_front();
+      enqueue(k, std::move(whole));  // a failed wait: skipped there, its signals fail
+      progress = true;
+    }
+    return progress;
+  }
+
+  // While the device is destroyed nobody is left to set a host signal: once no stream holds work that
+  // could still advance one, the oldest held wait never completes, and its submission fails instead of
+  // holding the destructor (the work queued behind it still runs).
+  bool give_up_held_wait() {
+    for (Queue& q : queues_)
+      if (!q.inflight.empty()) return false;
+    for (int k : {kCompute, kCopy}) {
+      Queue& q = queues_[k];
+      if (q.held.empty()) continue;
+      Submission& s = *q.held.front();
+      abandon(s, "[~Device] " + name() + " was destroyed while " + kQueueNames[k] + " waited for " +
+                     describe_wait(s, blocking_wait(s)));
+      q.held.pop_front();
+      return true;
+    }
+    return false;
   }
 
   void push_inflight(Queue& q, SubmissionPtr s) {
@@ -342,7 +391,7 @@ class Device final : public hcq::Device {
         case pk::Wait: {
           Signal* sig = pk::ptr<Signal>(p[1]);
           if (sig->value() >= p[2]) break;
-          Producer& pr = producers_.at(sig);  // ready() saw it
+          Producer& pr = producers_.at(sig);  // blocking_wait() saw it
           // The driver's scheduler does not see an order made by a memory operation alone and may put the
           // waiting stream ahead of the write on one hardware queue, a deadlock (cuStreamWaitValue64's
           // documentation): the event wait is that order made visible.
@@ -450,7 +499,7 @@ class Device final : public hcq::Device {
     for (auto& st : s.stamps) recycle(st.ev);
     for (auto& t : s.timed) recycle(t.start), recycle(t.end);
     if (s.end && !s.end_shared) recycle(s.end);
-    done_.insert(s.value);
+    if (s.value) done_.insert(s.value);  // 0: the part of a submission before a held wait
   }
 
   // Fails a submission that will never retire normally (hang, fault). Its events may still complete on
@@ -472,7 +521,7 @@ class Device final : public hcq::Device {
     for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {  // a held submission's signals
       if (op == pk::Signal) pk::ptr<Signal>(p[1])->fail(msg);
     });
-    done_.insert(s.value);
+    if (s.value) done_.insert(s.value);
   }
 
   // Under mu_: drops queue k's work, failing it with msg, and gives the queue a fresh stream.
@@ -526,12 +575,7 @@ class Device final : public hcq::Device {
     bool progress = false;
     for (int k : {kCompute, kCopy}) {
       Queue& q = queues_[k];
-      while (!q.held.empty() && ready(*q.held.front())) {
-        SubmissionPtr s = std::move(q.held.front());
-        q.held.pop_front();
-        enqueue(k, std::move(s));
-        progress = true;
-      }
+      progress |= advance_held(k);
       while (!q.inflight.empty()) {
         Submission& s = *q.inflight.front();
         if (s.end) {
@@ -546,6 +590,7 @@ class Device final : public hcq::Device {
         progress = true;
       }
     }
+    if (closing_) progress |= give_up_held_wait();
     if (progress) publish();
     return progress;
   }
@@ -594,6 +639,7 @@ class Device final : public hcq::Device {
   std::mutex mu_;  // everything below
   std::condition_variable cv_;
   bool stop_ = false;
+  bool closing_ = false;  // the destructor runs: held waits nobody can reach any more fail
   Queue queues_[2];
   std::vector<CUevent> pool_;
   std::unordered_map<const Signal*, Producer> producers_;

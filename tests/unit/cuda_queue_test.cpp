@@ -371,6 +371,34 @@ TEST_P(SimulatedGpu, FailedWaitFailsTheSubmissionsSignals) {
   later->wait(1, 5s);
 }
 
+// Only what follows a held wait is held: the commands before it run and signal at once (found on an
+// H100, where the whole submission used to wait for the host signal).
+TEST_P(SimulatedGpu, CommandsBeforeAHeldWaitRunAtOnce) {
+  auto gate = dev_->new_signal("gate"), first = dev_->new_signal("first"), second = dev_->new_signal("second");
+  uint64_t v = hcq::HwQueue().signal(*first, 1).wait(*gate, 1).signal(*second, 1).submit(*dev_);
+  first->wait(1, 5s);
+  EXPECT_THROW(second->wait(1, 30ms), hcq::TimeoutError);
+  gate->fail("[test] producer fault");
+  EXPECT_THROW(second->wait(1, 5s), hcq::FaultError);
+  dev_->timeline().wait(v, 5s);
+  EXPECT_FALSE(first->failed());
+}
+
+// A device destroyed while a held wait can never be met: the submission fails, the destructor returns.
+TEST_P(SimulatedGpu, DestroyedWhileAWaitIsHeldFailsItsSubmission) {
+  hcq::Signal gate("gate"), out("out"), after("after");
+  hcq::HwQueue().wait(gate, 1).signal(out, 1).submit(*dev_);
+  hcq::HwQueue().signal(after, 1).submit(*dev_);
+  auto t0 = std::chrono::steady_clock::now();
+  fill_.reset();
+  add_.reset();
+  dev_.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  ASSERT_TRUE(out.failed());
+  EXPECT_EQ(out.error(), "[~Device] SIM was destroyed while compute:0 waited for signal 'gate' to reach 1");
+  EXPECT_EQ(after.value(), 1u);
+}
+
 TEST_P(SimulatedGpu, GraphReplaysWithPatchedArgumentsRunAsOneDriverGraph) {
   hcq::Buffer a = dev_->allocator().alloc(32 * 4), b = dev_->allocator().alloc(32 * 4);
   hcq::Graph g(*dev_, {hcq::GraphExec{fill_.get(), {{a.addr}, {0}}, {32}},
