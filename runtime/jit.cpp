@@ -37,7 +37,9 @@ UOp input_buffer(Tensor& t) {
 
 }  // namespace
 
-Jit::Jit(Fn fn) : fn_(std::move(fn)), disabled_(jit_disabled()) {}
+Jit::Jit(Fn fn, JitOptions options) : fn_(std::move(fn)), opt_(options), disabled_(jit_disabled()) {
+  if (disabled_) why_ = "SLUICE_JIT=0";
+}
 Jit::~Jit() = default;
 Jit::Jit(Jit&&) noexcept = default;
 Jit& Jit::operator=(Jit&&) noexcept = default;
@@ -49,7 +51,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   if (graph_) return replay(inputs);
   std::vector<Tensor> in = inputs;
   for (Tensor& t : in) input_buffer(t);
-  if (calls_ == 1 || disabled_) {
+  if ((calls_ == 1 && !opt_.capture_first_call) || disabled_) {
     std::vector<Tensor> out = fn_(in);
     for (Tensor& t : out) t.realize();
     return out;
@@ -59,13 +61,20 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
 }
 
 void Jit::capture(const std::vector<Tensor>& in) {
+  const uint64_t before = schedules_run_on_this_thread();
   std::vector<Tensor> out = fn_(in);
   SLUICE_CHECK_IN(ValueError, "jit", !out.empty()) << "the function returned no tensors";
+  const bool realized_inside = schedules_run_on_this_thread() != before;
   auto cap = std::make_unique<Capture>();
   std::vector<UOp> forms = realizer(out[0].device()).realize(out, nullptr, cap.get());
   for (size_t i = 0; i < out.size(); ++i) out[i] = Tensor(forms[i], out[i].device());
   outputs_ = out;
-  if (!cap->ok || !cap->device || cap->items.empty()) {  // nothing to replay: stay unjitted
+  // Nothing to replay, or not all of it: stay unjitted.
+  why_ = realized_inside                   ? "the function realized tensors itself (a host read or realize)"
+         : !cap->ok                         ? cap->why
+         : !cap->device || cap->items.empty() ? "the outputs need no kernels"
+                                            : "";
+  if (!why_.empty()) {
     disabled_ = true;
     return;
   }

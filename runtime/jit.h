@@ -4,9 +4,14 @@
 // realize submits (programs, launch sizes, buffers); from the third call on, fn is not called at all: the
 // captured work is replayed as ONE hcq::Graph with the inputs' device buffers patched in.
 //
+// With JitOptions::capture_first_call the first call already captures (for callers that have compiled
+// everything before, such as a model runner that knows its graph is the same every call).
+//
 // Contract (as the reference design's TinyJit):
-// - fn must compute the same graph for inputs of the same shapes (no data-dependent control flow, no
-//   host reads inside); whatever it does beyond its kernels is not replayed.
+// - fn must compute the same graph for inputs of the same shapes (no data-dependent control flow);
+//   whatever it does beyond its kernels is not replayed. A capture call in which fn realizes something
+//   itself (a host read, an explicit realize) is not captured: the JIT stays unjitted, every later call
+//   runs fn, and why() says so.
 // - Inputs are realized first (copied in on their device); each replay must get inputs of the captured
 //   shape, dtype and device, else ValueError naming the input and both: "[jit] input 1: captured
 //   (4, 8) float on CPU, got (4, 9) float on CPU". The number of inputs must match too.
@@ -29,10 +34,14 @@ namespace hcq {
 class Graph;
 }
 
+struct JitOptions {
+  bool capture_first_call = false;
+};
+
 class Jit {
  public:
   using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
-  explicit Jit(Fn fn);
+  explicit Jit(Fn fn, JitOptions options = {});
   ~Jit();
   Jit(Jit&&) noexcept;
   Jit& operator=(Jit&&) noexcept;
@@ -42,6 +51,7 @@ class Jit {
   int calls() const { return calls_; }
   bool captured() const { return graph_ != nullptr; }
   size_t kernel_count() const;  // graph items (kernels and copies) replayed per call; 0 before capture
+  const std::string& why() const { return why_; }  // why calls are not captured ("" while they may be)
 
  private:
   struct Patch {
@@ -58,8 +68,10 @@ class Jit {
   std::vector<Tensor> replay(const std::vector<Tensor>& inputs);
 
   Fn fn_;
+  JitOptions opt_;
   int calls_ = 0;
   bool disabled_ = false;
+  std::string why_;
   std::vector<Sig> sigs_;
   std::unique_ptr<Capture> capture_;
   std::unique_ptr<hcq::Graph> graph_;

@@ -200,7 +200,13 @@ std::vector<UOp> Realizer::realize(const std::vector<Tensor>& tensors, RealizeRe
   return forms;
 }
 
+namespace {
+thread_local uint64_t schedules_run = 0;
+}
+uint64_t schedules_run_on_this_thread() { return schedules_run; }
+
 void Realizer::run_schedule(const Schedule& s, RealizeReport* report, Capture* capture) {
+  ++schedules_run;
   const int debug = debug_level();
   const bool timed = debug >= 1 || profiling_enabled();
   const auto t0 = std::chrono::steady_clock::now();

@@ -111,6 +111,10 @@ class Realizer {
       by_ast_;  // launch of a known AST
 };
 
+// How many schedules this thread has run (realize and run_schedule calls), so that the JIT can tell that
+// a function realized something while it was being captured.
+uint64_t schedules_run_on_this_thread();
+
 // Every value of a realized form (a BUFFER viewed by movement ops), read from device memory.
 eval::HostArray read_realized(const UOp& form);
 

@@ -78,5 +78,39 @@ TEST(Jit, ReplaysOnNull) {
   EXPECT_GE(f.kernel_count(), 2u);
 }
 
+TEST(Jit, CaptureFirstCallReplaysFromTheSecond) {
+  Jit f(mlp, {.capture_first_call = true});
+  const Tensor w = Tensor::from(ramp(8 * 3, -1, 0.1f), {8, 3}, "CPU");
+  for (int call = 1; call <= 3; ++call) {
+    Tensor x = Tensor::from(ramp(4 * 8, float(call), 0.1f), {4, 8}, "CPU");
+    std::vector<Tensor> out = f({x, w});
+    EXPECT_TRUE(f.captured()) << call;
+    std::vector<float> got = out[1].to_vector<float>();
+    eval::HostArray ref = reference(mlp({x, w})[1]);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], ref.f[i], 1e-4 * (1 + std::abs(ref.f[i])));
+  }
+}
+
+// A function that reads a value on the host while it is captured would replay only the kernels after
+// the read: it is not captured, and every call runs it.
+TEST(Jit, FunctionThatRealizesInsideStaysUnjitted) {
+  int runs = 0;
+  Jit f(
+      [&](const std::vector<Tensor>& in) {
+        ++runs;
+        Tensor m = in[0].max();
+        float top = m.item<float>();  // a host read
+        return std::vector<Tensor>{in[0] - top};
+      },
+      {.capture_first_call = true});
+  for (int call = 1; call <= 3; ++call) {
+    std::vector<Tensor> out = f({Tensor::from(ramp(4, float(call), 1), {4}, "CPU")});
+    EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{-3, -2, -1, 0}));
+  }
+  EXPECT_FALSE(f.captured());
+  EXPECT_EQ(runs, 3);
+  EXPECT_NE(f.why().find("host read"), std::string::npos) << f.why();
+}
+
 }  // namespace
 }  // namespace sluice
