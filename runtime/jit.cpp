@@ -48,12 +48,17 @@ size_t Jit::kernel_count() const { return graph_ ? graph_->size() : 0; }
 
 std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   ++calls_;
-  if (graph_) return replay(inputs);
+  if (graph_) {
+    report_ = {};
+    return replay(inputs);
+  }
   std::vector<Tensor> in = inputs;
   for (Tensor& t : in) input_buffer(t);
   if ((calls_ == 1 && !opt_.capture_first_call) || disabled_) {
     std::vector<Tensor> out = fn_(in);
-    for (Tensor& t : out) t.realize();
+    if (out.empty()) return out;
+    std::vector<UOp> forms = realizer(out[0].device()).realize(out, &report_);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = Tensor(forms[i], out[i].device());
     return out;
   }
   capture(in);
@@ -66,7 +71,7 @@ void Jit::capture(const std::vector<Tensor>& in) {
   SLUICE_CHECK_IN(ValueError, "jit", !out.empty()) << "the function returned no tensors";
   const bool realized_inside = schedules_run_on_this_thread() != before;
   auto cap = std::make_unique<Capture>();
-  std::vector<UOp> forms = realizer(out[0].device()).realize(out, nullptr, cap.get());
+  std::vector<UOp> forms = realizer(out[0].device()).realize(out, &report_, cap.get());
   for (size_t i = 0; i < out.size(); ++i) out[i] = Tensor(forms[i], out[i].device());
   outputs_ = out;
   // Nothing to replay, or not all of it: stay unjitted.

@@ -25,11 +25,11 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/realize.h"
 #include "runtime/tensor.h"
 
 namespace sluice {
 
-struct Capture;
 namespace hcq {
 class Graph;
 }
@@ -52,6 +52,8 @@ class Jit {
   bool captured() const { return graph_ != nullptr; }
   size_t kernel_count() const;  // graph items (kernels and copies) replayed per call; 0 before capture
   const std::string& why() const { return why_; }  // why calls are not captured ("" while they may be)
+  // What the last call that ran fn realized (kernels, compile counts, times); empty after a replay.
+  const RealizeReport& report() const { return report_; }
 
  private:
   struct Patch {
@@ -77,6 +79,7 @@ class Jit {
   std::unique_ptr<hcq::Graph> graph_;
   std::vector<Patch> patches_;
   std::vector<Tensor> outputs_;
+  RealizeReport report_;
 };
 
 inline Jit jit(Jit::Fn fn) { return Jit(std::move(fn)); }

@@ -30,6 +30,9 @@ std::string item_device(const ScheduleItem& it, const std::string& self) {
   return d == self ? d : canonical_device(d);
 }
 size_t outputs_of(const ScheduleItem& it) { return it.ast.op() == Op::Sink ? it.ast.num_src() : 1; }
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 }  // namespace
 
@@ -50,6 +53,7 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
                                                    RealizeReport& rep,
                                                    std::vector<std::pair<hcq::Dims, hcq::Dims>>& dims) {
   const int debug = debug_level();
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<const hcq::Program*> progs(items.size(), nullptr);
   dims.assign(items.size(), {});
   // Codegen: one kernel per new AST, named uniquely within this batch; a known AST reuses its program.
@@ -90,6 +94,8 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
     pending.push_back(i);
   }
   const uint64_t inv0 = dev_.compiler().invocations(), hits0 = dev_.compiler().cache_hits();
+  rep.codegen_ms += ms_since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
   if (!new_sources.empty()) {
     std::vector<hcq::Binary> bins = dev_.compiler().compile_many(new_sources);
     for (size_t j = 0; j < new_sources.size(); ++j) {
@@ -100,6 +106,7 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
           dev_.load_program(new_names[j], bins[j], {uint32_t(items[item]->bufs.size()), 0});
     }
   }
+  rep.compile_ms += ms_since(t1);
   rep.compiler_invocations += dev_.compiler().invocations() - inv0;
   rep.compiler_cache_hits += dev_.compiler().cache_hits() - hits0;
   for (size_t i : pending) {
@@ -187,9 +194,12 @@ std::vector<UOp> Realizer::realize(const std::vector<Tensor>& tensors, RealizeRe
                                    Capture* capture) {
   std::vector<UOp> outputs;
   for (const Tensor& t : tensors) outputs.push_back(t.uop());
+  const auto t0 = std::chrono::steady_clock::now();
   Schedule s = schedule(outputs);
+  const double schedule_ms = ms_since(t0);
   if (opt_.edit_schedule) options().edit_schedule(s);
   run_schedule(s, report, capture);
+  if (report) report->schedule_ms = schedule_ms;
   std::vector<UOp> forms;
   for (const UOp& o : outputs) {
     UOp form = o;

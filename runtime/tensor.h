@@ -18,6 +18,7 @@
 //   node only, not that of copies made earlier).
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -73,6 +74,7 @@ enum class Reduction : uint8_t { None, Mean, Sum };
 enum class InterpolateMode : uint8_t { Nearest, NearestExact, Linear };
 
 struct ConvOptions;  // below: they hold Tensors
+struct HostBuffer;   // runtime/buffer.h
 struct PoolOptions;
 
 class Tensor {
@@ -101,6 +103,11 @@ class Tensor {
   static Tensor from(const std::vector<T>& data) {  // 1-d on the default device
     return from(data, Shape{int64_t(data.size())});
   }
+  // A tensor over host data that the caller already holds as a HostBuffer (runtime/buffer.h: any dtype,
+  // native layout), without copying it; the buffer must not change afterwards. ShapeError when the
+  // buffer's size does not fill `shape`.
+  static Tensor from_host(std::shared_ptr<const HostBuffer> host, const Shape& shape,
+                          const std::string& device = default_device());
   // Float data stored as a float dtype (float16, bfloat16, float32, float64), rounded to nearest even.
   static Tensor from(std::span<const float> data, const Shape& shape, DType dtype,
                      const std::string& device = default_device());

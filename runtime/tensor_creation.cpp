@@ -25,6 +25,16 @@ Tensor Tensor::from_bytes(const void* data, DType dtype, int64_t n, const Shape&
   return Tensor(buf.reshape(shape), dev);
 }
 
+Tensor Tensor::from_host(std::shared_ptr<const HostBuffer> host, const Shape& shape, const std::string& device) {
+  detail::check_shape("from_host", shape);
+  SLUICE_CHECK_IN(ShapeError, "from_host", host && sluice::prod(shape) == host->size)
+      << (host ? host->size : 0) << " elements do not fill shape " << tuple_str(shape);
+  std::string dev = canonical_device(device);
+  UOp buf = UOp::new_buffer(dev, host->dtype, host->size);
+  attach_host_buffer(buf, std::move(host));
+  return Tensor(buf.reshape(shape), dev);
+}
+
 Tensor Tensor::from(const std::vector<bool>& data, const Shape& shape, const std::string& device) {
   std::vector<uint8_t> bytes(data.begin(), data.end());  // vector<bool> packs bits; a bool buffer is bytes
   return from_bytes(bytes.data(), dtypes::bool_, int64_t(bytes.size()), shape, device);

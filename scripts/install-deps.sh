@@ -17,7 +17,9 @@ PACKAGES=(
   "core:      libgtest-dev googletest"                       # tests/
   "core:      libbenchmark-dev"                              # tools/bench/
   "core:      nlohmann-json3-dev"                            # runtime/profile.cpp traces, --json output
+  "core:      libonnx-dev libprotobuf-dev"                   # frontend/onnx: the ONNX project's protobuf classes
   "cli:       libcli11-dev"                                  # tools/sluice: arguments
+  "onnx:      libonnx-testdata"                              # tests/onnx: the ONNX backend test suite
   "vulkan:    libvulkan-dev mesa-vulkan-drivers"             # loader + headers, lavapipe (CPU driver)
   "vulkan:    vulkan-validationlayers spirv-tools"           # validation in tests, spirv-val
   "opencl:    ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"  # ICD loader + headers, PoCL (CPU driver)

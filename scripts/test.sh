@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-scripts/install-deps.sh cli vulkan opencl hip
+scripts/install-deps.sh cli vulkan opencl hip onnx
 cmake --preset default
 cmake --build --preset default -j "${SLUICE_JOBS:-$(nproc)}"
 ctest --preset default --output-on-failure -j 2

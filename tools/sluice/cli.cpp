@@ -127,23 +127,6 @@ void Progress::draw() {
   std::fflush(stderr);
 }
 
-bool glob_match(const std::string& p, const std::string& t) {
-  size_t pi = 0, ti = 0, star = std::string::npos, mark = 0;
-  while (ti < t.size()) {
-    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
-      ++pi, ++ti;
-    } else if (pi < p.size() && p[pi] == '*') {
-      star = pi++, mark = ti;
-    } else if (star != std::string::npos) {
-      pi = star + 1, ti = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '*') ++pi;
-  return pi == p.size();
-}
-
 std::string format_bytes(uint64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = double(b);

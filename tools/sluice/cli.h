@@ -61,9 +61,6 @@ class Progress {
   int last_permille_ = -1;
 };
 
-// Glob with `*` (any run of characters, '/' included) and `?` (one character).
-bool glob_match(const std::string& pattern, const std::string& text);
-
 std::string format_bytes(uint64_t bytes);  // "4 KiB", "256 MiB", "7.8 GiB"
 std::string format_ns(double ns);          // "850 ns", "12.3 us", "4.1 ms"
 

@@ -15,7 +15,7 @@
 #include "runtime/realize.h"
 #include "runtime/reference.h"
 #include "tools/sluice/cli.h"
-#include "tools/sluice/expectations.h"
+#include "runtime/expectations.h"
 #include "tools/sluice/op_sweep.h"
 #include "tools/sluice/plant.h"
 #include "tools/sluice/queue_checks.h"

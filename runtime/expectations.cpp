@@ -1,11 +1,10 @@
-#include "tools/sluice/expectations.h"
+#include "runtime/expectations.h"
 
 #include <iterator>
 
 #include "runtime/device_name.h"
-#include "tools/sluice/cli.h"
 
-namespace sluice::cli {
+namespace sluice {
 namespace {
 
 constexpr const char* kNullNoValues =
@@ -38,6 +37,23 @@ const Expectation kTable[] = {
 
 }  // namespace
 
+bool glob_match(const std::string& p, const std::string& t) {
+  size_t pi = 0, ti = 0, star = std::string::npos, mark = 0;
+  while (ti < t.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+      ++pi, ++ti;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++, mark = ti;
+    } else if (star != std::string::npos) {
+      pi = star + 1, ti = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
 const Expectation* expectation_for(const std::string& device, const std::string& case_name) {
   std::string kind;
   try {
@@ -48,4 +64,4 @@ const Expectation* expectation_for(const std::string& device, const std::string&
   return nullptr;
 }
 
-}  // namespace sluice::cli
+}  // namespace sluice

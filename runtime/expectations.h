@@ -1,0 +1,26 @@
+#pragma once
+// What each device is known not to do, in ONE table (expectations.cpp), shared by `sluice conformance`
+// and the test suites: a conformance case whose name ("queue/host_wait", "ops/add/float16/...",
+// "onnx/node/test_adam") matches a row's glob on a device of the row's kind is either skipped
+// (Unsupported, with the reason) or run and expected to fail (KnownFailure: a failure is reported as
+// expected; a pass is reported as unexpected, so the row gets removed once the bug is fixed).
+#include <string>
+
+namespace sluice {
+
+enum class Expect { Unsupported, KnownFailure };
+
+struct Expectation {
+  const char* kind;  // device kind ("CPU" matches CPU, CPU:1, ...); "*" every device
+  const char* glob;  // case names (glob_match)
+  Expect expect;
+  const char* reason;
+};
+
+// The first row matching (device, case), or null.
+const Expectation* expectation_for(const std::string& device, const std::string& case_name);
+
+// Glob with `*` (any run of characters, '/' included) and `?` (one character).
+bool glob_match(const std::string& pattern, const std::string& text);
+
+}  // namespace sluice
