@@ -34,8 +34,15 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-Tensor tensor_of(const ::onnx::TensorProto& t, const std::string& where, const std::string& device) {
+// The suite stores bfloat16 data as uint16 (numpy has no bfloat16): the declared type says which it is.
+Tensor tensor_of(const ::onnx::TensorProto& t, const std::string& where, const ValueInfo& info,
+                 const std::string& device) {
   auto d = tensor_from_proto(t, "", where);
+  if (info.known_dtype && info.dtype == dtypes::bfloat16 && d->dtype == dtypes::uint16) {
+    auto host = std::make_shared<HostBuffer>(*d->host);
+    host->dtype = dtypes::bfloat16;
+    return Tensor::from_host(std::move(host), d->shape, device);
+  }
   return Tensor::from_host(d->host, d->shape, device);
 }
 
@@ -47,7 +54,7 @@ Value read_value(const fs::path& p, const ValueInfo& info, const std::string& de
     std::vector<Tensor> items;
     DType dt = info.known_dtype ? info.dtype : dtypes::float32;
     for (const auto& t : s.tensor_values()) {
-      items.push_back(tensor_of(t, where, device));
+      items.push_back(tensor_of(t, where, info, device));
       dt = items.back().dtype();
     }
     return Value::sequence(std::move(items), dt);
@@ -60,13 +67,13 @@ Value read_value(const fs::path& p, const ValueInfo& info, const std::string& de
   if (info.kind == ValueInfo::Kind::Optional) {
     ::onnx::OptionalProto o;
     SLUICE_CHECK_IN(ValueError, "onnx suite", o.ParseFromString(bytes)) << where << " is not an OptionalProto";
-    if (o.has_tensor_value()) return tensor_of(o.tensor_value(), where, device);
+    if (o.has_tensor_value()) return tensor_of(o.tensor_value(), where, info, device);
     if (o.has_sequence_value()) return from_sequence(o.sequence_value());
     return Value();
   }
   ::onnx::TensorProto t;
   SLUICE_CHECK_IN(ValueError, "onnx suite", t.ParseFromString(bytes)) << where << " is not a TensorProto";
-  return tensor_of(t, where, device);
+  return tensor_of(t, where, info, device);
 }
 
 eval::HostArray host_of(const Tensor& t) { return reference(t); }

@@ -15,6 +15,9 @@
 
 namespace sluice::onnx {
 
+// The opset versions of ONNX's default domain that the importer reads.
+inline constexpr int kMinOpset = 1, kMaxOpset = 21;
+
 // One dimension of a declared shape: a size, a symbol ("batch") or unknown (size -1, no symbol).
 struct Dim {
   int64_t size = -1;
@@ -26,6 +29,7 @@ struct ValueInfo {
   enum class Kind : uint8_t { Tensor, Sequence, Optional };
   std::string name;
   Kind kind = Kind::Tensor;
+  bool optional_of_sequence = false;  // Optional whose element is a sequence
   bool known_dtype = false;   // false: the model does not say (a subgraph's inputs may not)
   DType dtype = dtypes::float32;
   bool has_shape = false;     // false: any rank
@@ -43,9 +47,10 @@ struct TensorData {
 
 struct Graph;
 
+// A TYPE_PROTO attribute (Optional's `type`) is read as a ValueInfo without a name.
 using Attribute = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
                                std::vector<std::string>, std::shared_ptr<const TensorData>,
-                               std::shared_ptr<const Graph>>;
+                               std::shared_ptr<const Graph>, ValueInfo>;
 
 struct Node {
   std::string op_type, domain, name;    // name: the node's own, or "#k" (its index) when it has none

@@ -188,7 +188,8 @@ std::vector<Value> Model::Impl::bind(const std::map<std::string, Value>& given) 
       continue;
     }
     const Value& v = it->second;
-    const bool want_seq = info.kind == ValueInfo::Kind::Sequence;
+    const bool want_seq = info.kind == ValueInfo::Kind::Sequence ||
+                          (info.kind == ValueInfo::Kind::Optional && info.optional_of_sequence);
     SLUICE_CHECK_IN(ValueError, "onnx", v.is_sequence() == want_seq)
         << model << ": input '" << info.name << "' is declared " << info.type_str() << ", got " << v.str();
     auto check_tensor = [&](const Tensor& t) {

@@ -104,6 +104,8 @@ std::span<const OpDef> reduce_ops();
 std::span<const OpDef> movement_ops();
 std::span<const OpDef> index_ops();
 std::span<const OpDef> nn_ops();
+std::span<const OpDef> loss_ops();
+std::span<const OpDef> image_ops();
 std::span<const OpDef> rnn_ops();
 std::span<const OpDef> control_ops();
 std::span<const OpDef> quant_ops();
@@ -113,7 +115,5 @@ std::span<const OpDef> signal_ops();
 const OpDef* find_op(const std::string& op_type);
 // Every row, sorted by name.
 std::vector<const OpDef*> all_ops();
-// The opset versions the importer reads (ONNX's default domain).
-inline constexpr int kMinOpset = 1, kMaxOpset = 21;
 
 }  // namespace sluice::onnx

@@ -116,10 +116,15 @@ Attribute read_attribute(const ::onnx::AttributeProto& a, const std::string& bas
     case A::FLOATS: return std::vector<double>(a.floats().begin(), a.floats().end());
     case A::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
     case A::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    case A::TYPE_PROTO: {
+      ValueInfo info;
+      read_type(a.tp(), info, at);
+      return info;
+    }
     default: break;
   }
-  fail(at, "has type " + std::to_string(type) + ", which sluice does not read (sparse tensors, type protos, "
-                                                 "lists of tensors or graphs)");
+  fail(at, "has type " + std::to_string(type) + ", which sluice does not read (sparse tensors, lists of "
+                                                 "tensors, graphs or types)");
 }
 
 std::shared_ptr<const Graph> read_graph(const ::onnx::GraphProto& g, const std::string& base_dir,
@@ -172,7 +177,10 @@ void read_type(const ::onnx::TypeProto& type, ValueInfo& info, const std::string
   if (t->has_optional_type()) {
     info.kind = ValueInfo::Kind::Optional;
     t = &t->optional_type().elem_type();
-    if (t->has_sequence_type()) t = &t->sequence_type().elem_type();
+    if (t->has_sequence_type()) {
+      info.optional_of_sequence = true;
+      t = &t->sequence_type().elem_type();
+    }
   } else if (t->has_sequence_type()) {
     info.kind = ValueInfo::Kind::Sequence;
     t = &t->sequence_type().elem_type();
@@ -263,6 +271,7 @@ std::shared_ptr<const ParsedModel> parse_model_bytes(std::span<const std::byte> 
     if (d.empty()) out->opset = int(o.version());
   }
   if (m.opset_import_size() == 0) out->opset = 1;  // IR version 2 files: opset 1 is implied
+  if (out->opset == 0 && !out->opsets.empty()) out->opset = kMaxOpset;  // only other domains imported
   out->graph = read_graph(m.graph(), base_dir, name, 0);
   return out;
 }
