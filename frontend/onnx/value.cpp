@@ -18,6 +18,11 @@ const Tensor& Value::tensor(const char* fn) const {
   return *tensor_;
 }
 
+Tensor& Value::tensor(const char* fn) {
+  SLUICE_CHECK_IN(ValueError, fn, kind_ == Kind::Tensor) << "expected a tensor, got " << str();
+  return *tensor_;
+}
+
 const std::vector<Tensor>& Value::items(const char* fn) const {
   SLUICE_CHECK_IN(ValueError, fn, kind_ == Kind::Sequence) << "expected a sequence, got " << str();
   return items_;

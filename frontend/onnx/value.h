@@ -24,6 +24,7 @@ class Value {
   bool is_sequence() const { return kind_ == Kind::Sequence; }
   // The tensor; ValueError naming `fn` when this is a sequence or nothing.
   const Tensor& tensor(const char* fn = "onnx") const;
+  Tensor& tensor(const char* fn = "onnx");  // to read it (to_vector realizes the tensor in place)
   // The sequence's tensors and element dtype; ValueError naming `fn` when this is not a sequence.
   const std::vector<Tensor>& items(const char* fn = "onnx") const;
   DType sequence_dtype() const { return seq_dtype_; }

@@ -1,0 +1,370 @@
+// The ONNX importer's pieces (frontend/onnx): parsing every attribute and data field, external data and
+// its errors, the checks made at load and at run, shape arithmetic folding on the host, and capture:
+// a second run with the same input shapes replays and compiles nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "base/error.h"
+#include "frontend/onnx/model.h"
+#include "frontend/onnx/proto.h"
+#include "runtime/buffer.h"
+#include "tests/onnx/model_builder.h"
+
+namespace sluice::onnx {
+namespace {
+
+namespace fs = std::filesystem;
+using test::attr;
+using test::ModelBuilder;
+using P = ::onnx::TensorProto;
+
+constexpr const char* kDev = "CPU";
+
+Tensor floats(std::vector<float> v, Shape shape) { return Tensor::from(v, shape, kDev); }
+
+// The message of the sluice::Error that f throws; "" if it throws none.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) { return e.what(); }
+  return "";
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("sluice_onnx_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+TEST(OnnxProto, ReadsEveryAttributeType) {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {2});
+  auto* n = g.node("Custom", {"x"}, {"y"}, "n");
+  attr(n, "i", int64_t(-3));
+  attr(n, "is", std::vector<int64_t>{1, 2});
+  test::attr_f(n, "f", 0.5f);
+  auto* s = n->add_attribute();
+  s->set_name("s");
+  s->set_type(::onnx::AttributeProto::STRING);
+  s->set_s("text");
+  auto* t = n->add_attribute();
+  t->set_name("t");
+  t->set_type(::onnx::AttributeProto::TENSOR);
+  t->mutable_t()->set_data_type(P::INT32);
+  t->mutable_t()->add_dims(2);
+  t->mutable_t()->add_int32_data(7);
+  t->mutable_t()->add_int32_data(-8);
+  test::attr_graph(n, "body")->set_name("inner");
+  g.output("y", P::FLOAT, {2});
+  auto m = parse_model_bytes(mb.bytes(), "m.onnx", "");
+  const Node& node = m->graph->nodes.at(0);
+  EXPECT_EQ(node.name, "n");
+  EXPECT_EQ(std::get<int64_t>(node.attrs.at("i")), -3);
+  EXPECT_EQ(std::get<std::vector<int64_t>>(node.attrs.at("is")), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(std::get<double>(node.attrs.at("f")), 0.5);
+  EXPECT_EQ(std::get<std::string>(node.attrs.at("s")), "text");
+  const auto& td = std::get<std::shared_ptr<const TensorData>>(node.attrs.at("t"));
+  EXPECT_EQ(td->dtype, dtypes::int32);
+  int32_t vals[2];
+  std::memcpy(vals, td->host->bytes.data(), 8);
+  EXPECT_EQ(vals[0], 7);
+  EXPECT_EQ(vals[1], -8);
+  EXPECT_EQ(std::get<std::shared_ptr<const Graph>>(node.attrs.at("body"))->name, "inner");
+  EXPECT_EQ(m->opset, 13);
+}
+
+TEST(OnnxProto, TypedFieldsGiveStorageBytes) {
+  struct Row {
+    int type;
+    DType dtype;
+    std::vector<std::byte> want;
+  };
+  auto bytes = [](auto... v) {
+    std::vector<std::byte> b;
+    auto put = [&](auto x) {
+      const auto* p = reinterpret_cast<const std::byte*>(&x);
+      b.insert(b.end(), p, p + sizeof x);
+    };
+    (put(v), ...);
+    return b;
+  };
+  ::onnx::TensorProto f16, b, u64, i8, d;
+  f16.set_data_type(P::FLOAT16), f16.add_dims(2), f16.add_int32_data(0x3c00), f16.add_int32_data(0xc000);
+  b.set_data_type(P::BOOL), b.add_dims(3), b.add_int32_data(1), b.add_int32_data(0), b.add_int32_data(5);
+  u64.set_data_type(P::UINT64), u64.add_dims(1), u64.add_uint64_data(~uint64_t(0));
+  i8.set_data_type(P::INT8), i8.add_dims(2), i8.add_int32_data(-1), i8.add_int32_data(127);
+  d.set_data_type(P::DOUBLE), d.add_dims(1), d.add_double_data(0.1);
+  EXPECT_EQ(tensor_from_proto(f16, "", "f16")->host->bytes, bytes(uint16_t(0x3c00), uint16_t(0xc000)));
+  EXPECT_EQ(tensor_from_proto(b, "", "b")->host->bytes, bytes(uint8_t(1), uint8_t(0), uint8_t(1)));
+  EXPECT_EQ(tensor_from_proto(u64, "", "u64")->host->bytes, bytes(~uint64_t(0)));
+  EXPECT_EQ(tensor_from_proto(i8, "", "i8")->host->bytes, bytes(int8_t(-1), int8_t(127)));
+  EXPECT_EQ(tensor_from_proto(d, "", "d")->host->bytes, bytes(0.1));
+  // Data that does not fill the shape, and types sluice does not have.
+  ::onnx::TensorProto short_f;
+  short_f.set_data_type(P::FLOAT), short_f.add_dims(3), short_f.add_float_data(1);
+  EXPECT_EQ(error_of([&] { tensor_from_proto(short_f, "", "m.onnx: initializer 'w'"); }),
+            "[onnx] m.onnx: initializer 'w': holds 4 bytes of data, but shape (3,) of float needs 12");
+  ::onnx::TensorProto str;
+  str.set_data_type(P::STRING), str.add_dims(1), str.add_string_data("a");
+  EXPECT_EQ(error_of([&] { tensor_from_proto(str, "", "s"); }),
+            "[onnx] s: has element type string, which sluice does not have");
+}
+
+// y = x + w, with w stored in a file next to the model, at an offset.
+ModelBuilder external_model(const std::string& location, int64_t offset, int64_t length) {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {3});
+  g.node("Add", {"x", "w"}, {"y"});
+  g.output("y", P::FLOAT, {3});
+  auto* w = g.proto()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(P::FLOAT);
+  w->add_dims(3);
+  w->set_data_location(P::EXTERNAL);
+  auto kv = [&](const char* k, const std::string& v) {
+    auto* e = w->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  kv("location", location);
+  kv("offset", std::to_string(offset));
+  kv("length", std::to_string(length));
+  return mb;
+}
+
+void write(const fs::path& p, const std::vector<std::byte>& b) {
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+}
+
+TEST(OnnxProto, ExternalDataLoadsAtItsOffset) {
+  const fs::path dir = temp_dir("external");
+  std::vector<float> file = {99, 1, 2, 3, 99};
+  write(dir / "weights.bin", std::vector<std::byte>(reinterpret_cast<std::byte*>(file.data()),
+                                                    reinterpret_cast<std::byte*>(file.data() + file.size())));
+  write(dir / "m.onnx", external_model("weights.bin", 4, 12).bytes());
+  Model m = Model::load((dir / "m.onnx").string(), {.device = kDev});
+  std::vector<Value> out = m.run({{"x", floats({10, 20, 30}, {3})}});
+  EXPECT_EQ(out.at(0).tensor().to_vector<float>(), (std::vector<float>{11, 22, 33}));
+  fs::remove_all(dir);
+}
+
+TEST(OnnxProto, ExternalDataErrorsNameTheFileAndTheValues) {
+  const fs::path dir = temp_dir("external_bad");
+  write(dir / "weights.bin", std::vector<std::byte>(16));
+  auto load = [&](const std::string& loc, int64_t off, int64_t len) {
+    write(dir / "m.onnx", external_model(loc, off, len).bytes());
+    return error_of([&] { Model::load((dir / "m.onnx").string(), {.device = kDev}); });
+  };
+  EXPECT_NE(load("missing.bin", 0, 12).find("external data file '" + (dir / "missing.bin").string() +
+                                            "' cannot be read"),
+            std::string::npos);
+  EXPECT_NE(load("weights.bin", 20, 12).find("offset 20 is past the end of"), std::string::npos);
+  EXPECT_NE(load("weights.bin", 8, 12).find("offset 8 + length 12 is past the end of"), std::string::npos);
+  EXPECT_NE(load("../etc/passwd", 0, 12).find("is outside the model's folder"), std::string::npos);
+  const std::string wrong = load("weights.bin", 0, 8);
+  EXPECT_NE(wrong.find("initializer 'w': holds 8 bytes of data, but shape (3,) of float needs 12"),
+            std::string::npos)
+      << wrong;
+  fs::remove_all(dir);
+}
+
+// Every truncation and many corruptions of a model either load or throw sluice::Error (never crash).
+TEST(OnnxProto, TruncatedOrCorruptedFilesGiveClearErrors) {
+  const std::vector<std::byte> good = external_model("w.bin", 0, 12).bytes();
+  int errors = 0;
+  for (size_t n = 0; n < good.size(); ++n) {
+    std::span<const std::byte> cut(good.data(), n);
+    std::string e = error_of([&] { Model::from_bytes(cut, "cut.onnx", "", {.device = kDev}); });
+    errors += !e.empty();
+    EXPECT_EQ(e.rfind("[onnx] cut.onnx", 0), 0u) << n << ": " << e;
+  }
+  EXPECT_GT(errors, int(good.size()) / 2);
+  const std::string e = error_of([] {
+    std::vector<std::byte> junk(64, std::byte{0xff});
+    Model::from_bytes(junk, "junk.onnx", "");
+  });
+  EXPECT_EQ(e, "[onnx] junk.onnx: is not a valid ONNX model (the protobuf does not parse: truncated or corrupted?)");
+  EXPECT_EQ(error_of([] { Model::load("/nonexistent/m.onnx"); }),
+            "[onnx] /nonexistent/m.onnx: does not exist or is not a file");
+}
+
+TEST(OnnxModel, UnsupportedOpsAreListedAtOnceWithTheirNodes) {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {2});
+  g.node("Frobnicate", {"x"}, {"a"}, "f1");
+  g.node("Frobnicate", {"a"}, {"b"}, "f2");
+  g.node("Relu", {"b"}, {"c"}, "ok");
+  g.node("Bar", {"c"}, {"y"}, "bar")->set_domain("com.example");
+  g.output("y", P::FLOAT, {2});
+  EXPECT_EQ(error_of([&] { Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev}); }),
+            "[onnx] m.onnx: ops sluice does not support: Frobnicate (nodes 'f1', 'f2'), com.example.Bar (node 'bar')");
+}
+
+TEST(OnnxModel, AValueNoNodeMakesIsNamedAtLoad) {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {2});
+  g.node("Add", {"x", "nowhere"}, {"y"}, "add");
+  g.output("y", P::FLOAT, {2});
+  EXPECT_EQ(error_of([&] { Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev}); }),
+            "[onnx] m.onnx: node 'add' (Add) reads 'nowhere', which no earlier node, initializer or graph input "
+            "makes");
+}
+
+// y = a + b with a: [batch, 3] float, b: [batch, 3] float.
+Model add_model() {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("a", P::FLOAT, {"batch", 3}).input("b", P::FLOAT, {"batch", 3});
+  g.node("Add", {"a", "b"}, {"y"});
+  g.output("y", P::FLOAT, {"batch", 3});
+  return Model::from_bytes(mb.bytes(), "add.onnx", "", {.device = kDev});
+}
+
+TEST(OnnxModel, InputsAreCheckedAgainstTheirDeclaredTypes) {
+  Model m = add_model();
+  Tensor ok = floats({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", ok}, {"c", ok}}); }),
+            "[onnx] add.onnx: no input is named 'c' (inputs: a, b)");
+  EXPECT_EQ(error_of([&] { m.run({{"a", ok}}); }),
+            "[onnx] add.onnx: input 'b' (tensor(float)[batch, 3]) is missing");
+  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", Tensor::from(std::vector<int32_t>(6), {2, 3}, kDev)}}); }),
+            "[onnx] add.onnx: input 'b' is declared tensor(float)[batch, 3], got int32 (2, 3)");
+  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", floats({1, 2, 3}, {3})}}); }),
+            "[onnx] add.onnx: input 'b' is declared tensor(float)[batch, 3] (rank 2), got shape (3,)");
+  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", floats({1, 2, 3, 4}, {2, 2})}}); }),
+            "[onnx] add.onnx: input 'b' is declared tensor(float)[batch, 3], got shape (2, 2) (dim 1 is 2, not 3)");
+  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", floats({1, 2, 3}, {1, 3})}}); }),
+            "[onnx] add.onnx: input 'b' has batch = 1 (dim 0), but an earlier input bound batch = 2");
+  std::vector<Value> out = m.run({{"a", ok}, {"b", ok}});
+  EXPECT_EQ(out.at(0).tensor().to_vector<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+}
+
+TEST(OnnxModel, AnOutputThatDisagreesWithItsDeclarationIsAnError) {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {2, 3});
+  g.node("Relu", {"x"}, {"y"});
+  g.output("y", P::FLOAT, {3, 2});
+  Model m = Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev});
+  EXPECT_EQ(error_of([&] { m.run({{"x", floats({1, 2, 3, 4, 5, 6}, {2, 3})}}); }),
+            "[onnx] m.onnx: output 'y' is declared tensor(float)[3, 2], but the graph computes float (2, 3)");
+}
+
+TEST(OnnxModel, AnOpErrorNamesTheModelTheNodeAndTheValues) {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {2, 3}).input("z", P::FLOAT, {4});
+  g.node("Add", {"x", "z"}, {"y"}, "adder");
+  g.output_any("y", P::FLOAT);
+  Model m = Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev});
+  const std::string e = error_of([&] { m.run({{"x", floats(std::vector<float>(6), {2, 3})}, {"z", floats({1, 2, 3, 4}, {4})}}); });
+  EXPECT_EQ(e.rfind("[onnx] m.onnx: node 'adder' (Add): ", 0), 0u) << e;
+  EXPECT_NE(e.find("(2, 3)"), std::string::npos) << e;
+  EXPECT_NE(e.find("(4,)"), std::string::npos) << e;
+}
+
+// x (batch, 6) -> Reshape(x, concat(shape(x)[0:1], [2, 3])) -> Relu: the shape arithmetic folds on the
+// host, so the run is one kernel, and a second run with the same batch replays it and compiles nothing.
+Model reshape_model() {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {"batch", 6});
+  g.ints("zero", {0}, {});
+  g.ints("rest", {2, 3});
+  g.ints("axes", {0});
+  g.node("Shape", {"x"}, {"s"});
+  g.node("Gather", {"s", "zero"}, {"b"});
+  g.node("Unsqueeze", {"b", "axes"}, {"b1"});
+  g.node("Concat", {"b1", "rest"}, {"shape"})->add_attribute()->CopyFrom([] {
+    ::onnx::AttributeProto a;
+    a.set_name("axis");
+    a.set_type(::onnx::AttributeProto::INT);
+    a.set_i(0);
+    return a;
+  }());
+  g.node("Reshape", {"x", "shape"}, {"r"});
+  g.node("Relu", {"r"}, {"y"});
+  g.output("y", P::FLOAT, {"batch", 2, 3});
+  return Model::from_bytes(mb.bytes(), "reshape.onnx", "", {.device = kDev});
+}
+
+std::vector<float> ramp(int n, float start) {
+  std::vector<float> v(size_t(n), 0);
+  for (int i = 0; i < n; ++i) v[size_t(i)] = start + float(i);
+  return v;
+}
+
+TEST(OnnxModel, ShapeArithmeticFoldsAndTheSecondRunReplays) {
+  Model m = reshape_model();
+  for (int run = 0; run < 3; ++run) {
+    const float start = float(run) - 4;
+    std::vector<Value> out = m.run({{"x", floats(ramp(12, start), {2, 6})}});
+    const RunInfo& info = m.last_run();
+    EXPECT_EQ(out.at(0).tensor().shape(), (Shape{2, 2, 3}));
+    std::vector<float> want = ramp(12, start);
+    for (float& v : want) v = std::max(v, 0.0f);
+    EXPECT_EQ(out.at(0).tensor().to_vector<float>(), want) << run;
+    if (run == 0) {
+      EXPECT_TRUE(info.captured) << info.not_captured;
+      EXPECT_EQ(info.kernels, 1u) << "the shape arithmetic became kernels";
+    } else {
+      EXPECT_TRUE(info.replayed) << run;
+      EXPECT_EQ(info.compiled, 0u);
+      EXPECT_EQ(info.build_ms, 0);
+    }
+  }
+  // Another batch: a plan of its own, still one kernel.
+  std::vector<Value> out = m.run({{"x", floats(ramp(18, 1), {3, 6})}});
+  EXPECT_FALSE(m.last_run().replayed);
+  EXPECT_EQ(m.last_run().kernels, 1u);
+  EXPECT_EQ(out.at(0).tensor().shape(), (Shape{3, 2, 3}));
+}
+
+// A shape given as an input is read on the host: its values join the replay key.
+TEST(OnnxModel, AnInputReadOnTheHostJoinsTheReplayKey) {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {6}).input("shape", P::INT64, {2});
+  g.node("Reshape", {"x", "shape"}, {"r"});
+  g.node("Neg", {"r"}, {"y"});
+  g.output_any("y", P::FLOAT);
+  Model m = Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev});
+  Tensor x = floats(ramp(6, 0), {6});
+  auto run = [&](std::vector<int64_t> s) {
+    return m.run({{"x", x}, {"shape", Tensor::from(s, {2}, kDev)}}).at(0).tensor().shape();
+  };
+  EXPECT_EQ(run({2, 3}), (Shape{2, 3}));
+  EXPECT_EQ(run({3, 2}), (Shape{3, 2}));
+  EXPECT_FALSE(m.last_run().replayed);
+  EXPECT_EQ(run({2, 3}), (Shape{2, 3}));
+  EXPECT_TRUE(m.last_run().replayed);
+}
+
+// A recurrent state: the output of one run is the next run's input (the replay must not overwrite
+// what it reads).
+TEST(OnnxModel, AStateFedBackThroughReplaysStaysCorrect) {
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("h", P::FLOAT, {4});
+  g.floats("k", {2, 2, 2, 2}, {4});
+  g.node("Mul", {"h", "k"}, {"m"});
+  g.node("Add", {"m", "h"}, {"y"});  // y = 3h
+  g.output("y", P::FLOAT, {4});
+  Model m = Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev});
+  Tensor h = floats({1, 2, 3, 4}, {4});
+  for (int i = 0; i < 5; ++i) h = m.run({{"h", h}}).at(0).tensor();
+  EXPECT_TRUE(m.last_run().replayed);
+  EXPECT_EQ(h.to_vector<float>(), (std::vector<float>{243, 486, 729, 972}));
+}
+
+}  // namespace
+}  // namespace sluice::onnx
