@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -55,7 +56,7 @@ json parse(const Proc& r) {
 }
 
 TEST(Cli, EverySubcommandHasHelp) {
-  for (const char* sub : {"", "devices", "conformance", "latency", "profile"}) {
+  for (const char* sub : {"", "devices", "conformance", "latency", "profile", "run"}) {
     Proc r = sluice(std::string(sub) + " --help");
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ":\n" << r.out;
@@ -301,6 +302,117 @@ TEST(Cli, ProfileWritesATraceWithOneTrackPerQueue) {
   EXPECT_EQ(none.code, 1);
   EXPECT_NE(none.err.find("no trace"), std::string::npos) << none.err;
   EXPECT_NE(sluice("profile").code, 0);  // no command
+}
+
+// ---- sluice run and the ONNX suite (need Debian's libonnx-testdata for a model made elsewhere)
+
+const char* kOnnxData = "/usr/share/libonnx-testdata/data";
+
+// A float32 .npy file of the given shape and values, written byte by byte as numpy does.
+void write_npy_f32(const fs::path& p, const std::string& shape, const std::vector<float>& v) {
+  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+  while ((10 + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  std::ofstream out(p, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const char len[2] = {char(h.size() & 0xff), char(h.size() >> 8)};
+  out.write(len, 2);
+  out << h;
+  out.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * 4));
+}
+
+std::vector<float> read_npy_f32(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::string f((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (f.size() < 10 || f.compare(0, 6, "\x93NUMPY") != 0) return {};
+  const size_t start = 10 + (uint8_t(f[8]) | size_t(uint8_t(f[9])) << 8);
+  std::vector<float> v((f.size() - start) / 4);
+  std::memcpy(v.data(), f.data() + start, v.size() * 4);
+  return v;
+}
+
+TEST(Cli, RunReadsNpyInputsAndWritesNpyOutputs) {
+  const fs::path model = fs::path(kOnnxData) / "node/test_add/model.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const fs::path dir = fs::temp_directory_path() / ("sluice_cli_run_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::vector<float> x(60), y(60);
+  for (int i = 0; i < 60; ++i) x[size_t(i)] = float(i), y[size_t(i)] = 0.5f * float(i);
+  write_npy_f32(dir / "x.npy", "3, 4, 5", x);
+  write_npy_f32(dir / "y.npy", "3, 4, 5", y);
+  Proc r = sluice("run " + model.string() + " --device CPU --input x=" + (dir / "x.npy").string() + " --input y=" +
+                  (dir / "y.npy").string() + " --output-dir " + (dir / "out").string() + " --bench 5 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = parse(r);
+  EXPECT_EQ(j.at("device"), "CPU");
+  EXPECT_EQ(j.at("outputs").at(0).at("name"), "sum");
+  EXPECT_EQ(j.at("outputs").at(0).at("shape"), json::array({3, 4, 5}));
+  EXPECT_EQ(j.at("outputs").at(0).at("max").get<double>(), 59 * 1.5);
+  EXPECT_EQ(j.at("first_run").at("kernels"), 1);
+  EXPECT_TRUE(j.at("second_run").at("replayed").get<bool>());
+  EXPECT_GT(j.at("bench").at("median_ms").get<double>(), 0);
+  std::vector<float> sum = read_npy_f32(dir / "out" / "sum.npy");
+  ASSERT_EQ(sum.size(), 60u);
+  for (int i = 0; i < 60; ++i) EXPECT_EQ(sum[size_t(i)], 1.5f * float(i));
+  // The human form names the times and the replay.
+  Proc h = sluice("run " + model.string() + " --device CPU");
+  ASSERT_EQ(h.code, 0) << h.err;
+  EXPECT_NE(h.out.find("first run"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("second run"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("replayed 1 kernels"), std::string::npos) << h.out;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, RunBadInputIsAClearError) {
+  const fs::path model = fs::path(kOnnxData) / "node/test_add/model.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  Proc missing = sluice("run /nonexistent/model.onnx --device CPU");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("[onnx] /nonexistent/model.onnx: does not exist or is not a file"), std::string::npos)
+      << missing.err;
+  Proc name = sluice("run " + model.string() + " --device CPU --input nosuch=random");
+  EXPECT_EQ(name.code, 2);
+  EXPECT_NE(name.err.find("the model has no input 'nosuch' (inputs: x, y)"), std::string::npos) << name.err;
+  const fs::path bad = fs::temp_directory_path() / ("sluice_cli_bad_" + std::to_string(getpid()) + ".npy");
+  std::ofstream(bad) << "not numpy";
+  Proc npy = sluice("run " + model.string() + " --device CPU --input x=" + bad.string());
+  EXPECT_EQ(npy.code, 1);
+  EXPECT_NE(npy.err.find("not an .npy file"), std::string::npos) << npy.err;
+  write_npy_f32(bad, "2, 2", {1, 2, 3, 4});
+  Proc shape = sluice("run " + model.string() + " --device CPU --input x=" + bad.string());
+  EXPECT_EQ(shape.code, 1);
+  EXPECT_NE(shape.err.find("input 'x' is declared tensor(float)[3, 4, 5] (rank 3), got shape (2, 2)"),
+            std::string::npos)
+      << shape.err;
+  fs::remove(bad);
+  Proc none = sluice("run --device CPU");
+  EXPECT_EQ(none.code, 2);
+}
+
+TEST(Cli, RunListsTheSupportedOps) {
+  Proc r = sluice("run --list-ops --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = parse(r);
+  std::set<std::string> ops;
+  for (const json& o : j.at("ops")) ops.insert(o.at("op").get<std::string>());
+  for (const char* op : {"Add", "Relu", "Cast", "Where"}) EXPECT_TRUE(ops.count(op)) << op;
+  EXPECT_EQ(j.at("opsets"), json::array({1, 21}));
+}
+
+TEST(Cli, ConformanceRunsTheOnnxSuite) {
+  if (!fs::exists(kOnnxData)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  Proc r = sluice("conformance --suite onnx --device CPU --filter 'onnx/node/test_add*' --json");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  json j = parse(r);
+  bool add = false;
+  for (const json& o : j.at("onnx_ops"))
+    if (o.at("op") == "Add") add = o.at("passed").get<int>() >= 3 && o.at("failed").get<int>() == 0;
+  EXPECT_TRUE(add) << j.dump(2);
+  Proc list = sluice("conformance --suite onnx --filter 'onnx/simple/*' --list");
+  EXPECT_EQ(list.code, 0);
+  EXPECT_NE(list.out.find("onnx/simple/"), std::string::npos);
+  Proc bad = sluice("conformance --suite nonsense");
+  EXPECT_EQ(bad.code, 2);
 }
 
 }  // namespace

@@ -9,8 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <array>
+#include <cctype>
 #include <map>
+#include <set>
 
+#include "frontend/onnx/backend_suite.h"
 #include "runtime/device.h"
 #include "runtime/realize.h"
 #include "runtime/reference.h"
@@ -44,7 +48,31 @@ struct Result {
   Status status = Status::Pass;
   double error = 0;    // worst |got - want| / max(1, |want|) over the case's float elements
   std::string detail;  // why it failed or was skipped
+  std::string family;  // ONNX cases: the op the case tests
 };
+
+// The op an ONNX case tests: its only op, else the op its name starts with (test_softmax_axis_0_expanded
+// -> Softmax), else its first op.
+std::string onnx_family(const std::string& case_name, const std::string& ops) {
+  std::vector<std::string> list;
+  for (size_t a = 0; a < ops.size();) {
+    size_t b = ops.find(',', a);
+    if (b == std::string::npos) b = ops.size();
+    list.push_back(ops.substr(a, b - a));
+    a = b + 1;
+  }
+  if (list.empty()) return "(model did not load)";
+  if (list.size() == 1) return list[0];
+  std::string lower = case_name.substr(case_name.find("test_") == 0 ? 5 : 0);
+  for (char& c : lower) c = char(std::tolower(c));
+  std::string best;
+  for (const std::string& op : list) {
+    std::string l = op;
+    for (char& c : l) c = char(std::tolower(c));
+    if (lower.rfind(l, 0) == 0 && l.size() > best.size()) best = op;
+  }
+  return best.empty() ? list[0] : best;
+}
 
 // Floats within atol + rtol*|want| (NaN matches NaN, infinities exactly), integers and bools exactly;
 // elements the reference marks undefined are not compared. Returns "" when they match.
@@ -98,7 +126,7 @@ struct Runner {
     std::vector<eval::HostArray> wants;
     std::vector<size_t> live;  // results that have a tensor to realize
     for (const OpCase* c : cases) {
-      Result r{device, c->name, c->group, Status::Pass, 0, ""};
+      Result r{device, c->name, c->group, Status::Pass, 0, "", ""};
       try {
         Tensor t = c->build(device);
         wants.push_back(reference(t));
@@ -141,12 +169,13 @@ struct Runner {
 };
 
 struct Options {
-  std::string device, filter;
+  std::string device, filter, suite;
   bool quick = false, json = false, list = false;
 };
 
 std::string reproduce(const Result& r) {
-  return "sluice conformance --device " + r.device + " --filter " + shell_quote(r.name);
+  return "sluice conformance" + std::string(r.name.rfind("onnx/", 0) == 0 ? " --suite onnx" : "") +
+         " --device " + r.device + " --filter " + shell_quote(r.name);
 }
 
 std::string fit(std::string s, size_t width) {
@@ -158,20 +187,40 @@ std::string fit(std::string s, size_t width) {
 int run(const Options& o) {
   std::vector<std::string> devices = select_devices(o.device);
   // The selected cases: --quick's subset, then --filter.
+  std::set<std::string> suites;
+  for (size_t a = 0; a <= o.suite.size();) {
+    size_t b = std::min(o.suite.find(',', a), o.suite.size());
+    std::string s = o.suite.substr(a, b - a);
+    if (s == "all") suites.insert({"queue", "ops", "onnx"});
+    else if (s == "queue" || s == "ops" || s == "onnx") suites.insert(s);
+    else throw UsageError("--suite '" + s + "' is not one of queue, ops, onnx, all");
+    a = b + 1;
+  }
   std::vector<const QueueCheck*> checks;
   std::vector<const OpCase*> ops;
-  for (const QueueCheck& q : queue_checks())
-    if (glob_match(o.filter, q.name)) checks.push_back(&q);
-  for (const OpCase& c : op_cases())
-    if ((!o.quick || c.quick) && glob_match(o.filter, c.name)) ops.push_back(&c);
-  if (checks.empty() && ops.empty())
+  std::vector<onnx::suite::Case> onnx_cases;
+  if (suites.count("queue"))
+    for (const QueueCheck& q : queue_checks())
+      if (glob_match(o.filter, q.name)) checks.push_back(&q);
+  if (suites.count("ops"))
+    for (const OpCase& c : op_cases())
+      if ((!o.quick || c.quick) && glob_match(o.filter, c.name)) ops.push_back(&c);
+  if (suites.count("onnx")) {
+    const std::string root = onnx::suite::data_dir();
+    if (root.empty() && suites.size() == 1)
+      throw UsageError("the ONNX backend test data is not installed (scripts/install-deps.sh onnx installs "
+                       "Debian's libonnx-testdata; SLUICE_ONNX_TESTDATA names another folder)");
+    onnx_cases = onnx::suite::list_cases(root, o.filter);
+  }
+  if (checks.empty() && ops.empty() && onnx_cases.empty())
     throw UsageError("--filter '" + o.filter +
-                     "' matches no case (names look like queue/exec or ops/add/float32/7x13)");
+                     "' matches no case (names look like queue/exec, ops/add/float32/7x13 or onnx/node/test_abs)");
 
   if (o.list) {  // the selected cases, without running them
     nlohmann::json j = nlohmann::json::array();
     for (const QueueCheck* q : checks) j.push_back({{"name", q->name}, {"group", "queue"}});
     for (const OpCase* c : ops) j.push_back({{"name", c->name}, {"group", c->group}});
+    for (const auto& c : onnx_cases) j.push_back({{"name", c.id()}, {"group", "onnx/" + c.group}});
     if (o.json)
       std::cout << nlohmann::json{{"cases", j}}.dump(2) << "\n";
     else
@@ -184,10 +233,10 @@ int run(const Options& o) {
   for (const std::string& name : devices) {
     hcq::Device& dev = open_device(name);
     trace_device(dev);
-    Progress progress(name, checks.size() + ops.size(), bar);
+    Progress progress(name, checks.size() + ops.size() + onnx_cases.size(), bar);
     CheckContext ctx{name, dev, nullptr};
     for (const QueueCheck* q : checks) {
-      Result r{name, q->name, "queue", Status::Pass, 0, ""};
+      Result r{name, q->name, "queue", Status::Pass, 0, "", ""};
       if (const Expectation* e = expectation_for(name, q->name); e && e->expect == Expect::Unsupported) {
         r.status = Status::Skip, r.detail = e->reason;
       } else {
@@ -202,6 +251,13 @@ int run(const Options& o) {
         if (r.status != Status::Skip) r = Runner{name, nullptr, results}.finish(r);
       }
       results.push_back(r);
+      progress.step();
+    }
+    for (const auto& c : onnx_cases) {
+      onnx::suite::Result r = onnx::suite::run_case(c, name);
+      Result x{name, c.id(), "onnx/" + c.group, Status(int(r.status)), r.worst, r.detail,
+               onnx_family(c.name, r.ops)};
+      results.push_back(x);
       progress.step();
     }
     if (ops.empty()) continue;
@@ -221,7 +277,7 @@ int run(const Options& o) {
     };
     for (const OpCase* c : ops) {
       if (const Expectation* e = expectation_for(name, c->name); e && e->expect == Expect::Unsupported) {
-        results.push_back({name, c->name, c->group, Status::Skip, 0, e->reason});
+        results.push_back({name, c->name, c->group, Status::Skip, 0, e->reason, ""});
         progress.step();
         continue;
       }
@@ -264,6 +320,15 @@ int run(const Options& o) {
                              {"expected_failures", row.n[3]},
                              {"unexpected_passes", row.n[4]},
                              {"worst_error", row.worst}});
+    if (!onnx_cases.empty()) {
+      std::map<std::pair<std::string, std::string>, std::array<size_t, 5>> fam;
+      for (const Result& r : results)
+        if (!r.family.empty()) fam[{r.device, r.family}][size_t(r.status)]++;
+      j["onnx_ops"] = nlohmann::json::array();
+      for (const auto& [k, n] : fam)
+        j["onnx_ops"].push_back({{"device", k.first}, {"op", k.second}, {"passed", n[0]}, {"failed", n[1]},
+                                 {"skipped", n[2]}, {"expected_failures", n[3]}, {"unexpected_passes", n[4]}});
+    }
     j["results"] = nlohmann::json::array();
     for (const Result& r : results) {
       if (r.status == Status::Pass) continue;
@@ -282,6 +347,19 @@ int run(const Options& o) {
     for (const Row& row : rows)
       std::printf("%-8s %-16s %7zu %7zu %7zu %7zu %10.2g\n", fit(row.device, 8).c_str(),
                   fit(row.group, 16).c_str(), row.n[0], row.n[1] + row.n[4], row.n[2], row.n[3], row.worst);
+    if (!onnx_cases.empty()) {  // ONNX ops with a case that did not pass
+      std::map<std::pair<std::string, std::string>, std::array<size_t, 5>> fam;
+      for (const Result& r : results)
+        if (!r.family.empty()) fam[{r.device, r.family}][size_t(r.status)]++;
+      bool head = false;
+      for (const auto& [k, n] : fam) {
+        if (n[1] + n[2] + n[3] + n[4] == 0) continue;
+        if (!head) std::printf("\n%-8s %-24s %7s %7s %7s %7s\n", "device", "onnx op", "passed", "failed", "skipped", "xfail");
+        head = true;
+        std::printf("%-8s %-24s %7zu %7zu %7zu %7zu\n", fit(k.first, 8).c_str(), fit(k.second, 24).c_str(), n[0],
+                    n[1] + n[4], n[2], n[3]);
+      }
+    }
     for (const Result& r : results) {
       if (r.status != Status::Fail && r.status != Status::XPass) continue;
       std::printf("\n%s %s %s\n  %s\n  %s\n", r.status == Status::Fail ? "FAIL" : "XPASS", r.device.c_str(),
@@ -299,10 +377,20 @@ void add_conformance_command(CLI::App& app, int& exit_code) {
   static Options o;
   CLI::App* cmd = app.add_subcommand("conformance", "Queue checks and op sweep against the reference");
   cmd->add_option("--device", o.device, "Devices, comma-separated (default: all present)");
+  cmd->add_option("--suite", o.suite, "queue, ops, onnx or all, comma-separated")->default_val("queue,ops");
   cmd->add_option("--filter", o.filter, "Only cases matching this glob ('ops/add/*')")->default_val("*");
   cmd->add_flag("--quick", o.quick, "Representative subset: about one case per op");
   cmd->add_flag("--json", o.json, "Machine-readable output on stdout");
   cmd->add_flag("--list", o.list, "List the selected cases instead of running them");
+  cmd->footer(
+      "Suites: queue (the queue contract on each device), ops (the op sweep\n"
+      "against the reference evaluator), onnx (the ONNX backend test suite from\n"
+      "libonnx-testdata; cases are named onnx/<group>/<case>).\n"
+      "Examples:\n"
+      "  sluice conformance --quick\n"
+      "  sluice conformance --suite onnx --device CPU --filter 'onnx/node/test_conv*'\n"
+      "Exit codes: 0 all as expected, 1 a failure or an unexpected pass, 2 bad\n"
+      "arguments.");
   cmd->callback([&exit_code] { exit_code = run(o); });
 }
 

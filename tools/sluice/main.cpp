@@ -8,7 +8,7 @@
 
 int main(int argc, char** argv) {
   using namespace sluice::cli;
-  CLI::App app{"sluice: devices, conformance, latency and profiling of sluice's devices"};
+  CLI::App app{"sluice: run ONNX models; devices, conformance, latency, profiling"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Every subcommand's help");
   int exit_code = 0;
@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   add_conformance_command(app, exit_code);
   add_latency_command(app, exit_code);
   add_profile_command(app, exit_code);
+  add_run_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) { return app.exit(e); } catch (const UsageError& e) {
