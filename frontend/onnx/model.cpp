@@ -108,6 +108,9 @@ std::string unsupported_ops(const Graph& g) {
 }
 
 struct Model::Impl {
+  // From the caller's options: a default-constructed ModelOptions would ask for the default device, which
+  // probes every backend.
+  Impl(std::shared_ptr<const ParsedModel> p, ModelOptions o) : parsed(std::move(p)), opt(std::move(o)) {}
   std::shared_ptr<const ParsedModel> parsed;
   ModelOptions opt;
   std::vector<ValueInfo> inputs;
@@ -137,9 +140,7 @@ Model Model::load(const std::string& path, ModelOptions options) {
 }
 
 Model Model::open(std::shared_ptr<const ParsedModel> parsed, ModelOptions options) {
-  auto impl = std::make_unique<Impl>();
-  impl->parsed = std::move(parsed);
-  impl->opt = std::move(options);
+  auto impl = std::make_unique<Impl>(std::move(parsed), std::move(options));
   impl->opt.device = canonical_device(impl->opt.device);
   const ParsedModel& m = *impl->parsed;
   SLUICE_CHECK_IN(ValueError, "onnx", m.opset >= kMinOpset && m.opset <= kMaxOpset)

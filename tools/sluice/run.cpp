@@ -15,6 +15,7 @@
 #include "frontend/onnx/op.h"
 #include "frontend/onnx/proto.h"
 #include "runtime/device.h"
+#include "runtime/device_name.h"
 #include "runtime/reference.h"
 #include "tools/sluice/cli.h"
 #include "tools/sluice/npy.h"
@@ -135,7 +136,8 @@ int run(const Options& o) {
       dims[k] = std::stoll(v);
     } catch (const std::exception&) { throw UsageError("--dim " + d + ": the size is not a number"); }
   }
-  open_device(device);  // opened before the clock starts: import times the file alone
+  open_device(device);  // opened (and every backend probed) before the clock starts: import times the file
+  canonical_device(device);
   auto t0 = Clock::now();
   Model m = Model::load(o.model, {.device = device});
   const double import_ms = ms_since(t0);
