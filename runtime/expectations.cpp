@@ -10,6 +10,9 @@ namespace {
 constexpr const char* kNullNoValues =
     "NULL runs no kernels and copies nothing: there are no values to compare";
 constexpr const char* kClNoHalf = "the OpenCL device reports no cl_khr_fp16, so it declares no float16";
+constexpr const char* kNoStrings = "string tensors: sluice has no string dtype";
+constexpr const char* kRandom =
+    "draws numpy's random numbers, which no other implementation reproduces (needs a distribution test)";
 constexpr const char* kNullNoBlocking =
     "NULL completes every command at submit: a queue's wait holds nothing back";
 
@@ -28,6 +31,15 @@ const Expectation kTable[] = {
     {"VULKAN", "ops/*bfloat16*",              Expect::Unsupported,   "bfloat16 has no SPIR-V type for Vulkan"},
     {"CL",    "ops/*/float16/*",              Expect::Unsupported,   kClNoHalf},
     {"CL",    "ops/*_float16/*",              Expect::Unsupported,   kClNoHalf},
+    // The ONNX backend test suite (frontend/onnx/backend_suite.h).
+    {"*",     "onnx/node/test_cast_*STRING*", Expect::Unsupported,   kNoStrings},
+    {"*",     "onnx/node/test_castlike_*STRING*", Expect::Unsupported, kNoStrings},
+    {"*",     "onnx/node/test_training_dropout", Expect::Unsupported, kRandom},
+    {"*",     "onnx/node/test_training_dropout_default*", Expect::Unsupported, kRandom},
+    {"*",     "onnx/node/test_training_dropout_mask", Expect::Unsupported, kRandom},
+    {"*",     "onnx/node/test_castlike_*BFLOAT16*", Expect::KnownFailure,
+     "the suite's data gives input 'like' shape (1,) where the model declares [3, 4] (an ONNX 1.12 generator bug)"},
+    {"VULKAN", "onnx/node/test_cast_*BFLOAT16*", Expect::Unsupported, "bfloat16 has no SPIR-V type for Vulkan"},
     {"CPU",   "ops/randn/float64/*",          Expect::KnownFailure,
      "differs from the reference by ~6e-8 relative (float32 precision) somewhere in Box-Muller"},
     {"CPU",   "ops/normal/float64/*",         Expect::KnownFailure,

@@ -82,6 +82,18 @@ Values x_dropout(OpContext& c) {  // inference: the identity, with an all-true m
   return {x, Tensor::full(x.shape(), true, dtypes::bool_, c.device())};
 }
 
+// Before opset 7 a 1-D slope holds one value per channel (axis 1); since, it broadcasts as numpy does.
+Values x_prelu(OpContext& c) {
+  const Tensor& x = c.in(0);
+  Tensor slope = c.in(1);
+  if (c.opset() < 7 && slope.ndim() == 1 && x.ndim() >= 2) {
+    Shape per_channel(size_t(x.ndim() - 1), 1);
+    per_channel[0] = slope.numel();
+    slope = slope.reshape(per_channel);
+  }
+  return {x.lt(0).where(x * slope, x)};
+}
+
 Values x_bitshift(OpContext& c) {
   const std::string dir = c.attr_str("direction");
   SLUICE_CHECK_IN(ValueError, c.op(), dir == "LEFT" || dir == "RIGHT")
@@ -154,7 +166,7 @@ const OpDef kOps[] = {
        return {(c.in(0) * c.attr_float("alpha", 0.2) + c.attr_float("beta", 0.5)).clip(0, 1)};
      }},
     UNARY("HardSwish", x * (x / 6 + 0.5).clip(0, 1)),
-    BINARY("PRelu", a.lt(0).where(a * b, a)),
+    {"PRelu", 1, x_prelu},
     {"Shrink", 9, [](OpContext& c) -> Values {
        const Tensor& x = c.in(0);
        const double l = c.attr_float("lambd", 0.5), bias = c.attr_float("bias", 0.0);
