@@ -18,7 +18,7 @@
 #include "runtime/device_name.h"
 #include "runtime/reference.h"
 #include "tools/sluice/cli.h"
-#include "tools/sluice/npy.h"
+#include "runtime/npy.h"
 
 namespace sluice::cli {
 namespace {

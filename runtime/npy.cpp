@@ -1,4 +1,4 @@
-#include "tools/sluice/npy.h"
+#include "runtime/npy.h"
 
 #include <cstring>
 #include <filesystem>
@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 
-namespace sluice::cli {
+namespace sluice {
 namespace {
 
 // descr (without its byte-order mark) -> dtype.
@@ -113,4 +113,4 @@ void write_npy(const std::string& path, DType dtype, const Shape& shape, const s
   }
 }
 
-}  // namespace sluice::cli
+}  // namespace sluice
