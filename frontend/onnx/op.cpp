@@ -1,4 +1,5 @@
 // OpContext: what an op function reads (op.h).
+#include <algorithm>
 #include <cstring>
 
 #include "frontend/onnx/op.h"
@@ -112,6 +113,21 @@ Tensor OpContext::tensor_of(const eval::HostArray& a) const {
   host->size = a.numel();
   host->bytes = a.to_bytes();
   return Tensor::from_host(std::move(host), a.shape, rs_.device);
+}
+
+Tensor bounded_cat(std::vector<Tensor> parts, int64_t axis) {
+  constexpr size_t kParts = 16;
+  if (parts.size() <= kParts) return cat(parts, axis);
+  for (Tensor& t : parts) t = t.contiguous();
+  while (parts.size() > kParts) {
+    std::vector<Tensor> joined;
+    for (size_t i = 0; i < parts.size(); i += kParts) {
+      const auto end = parts.begin() + long(std::min(parts.size(), i + kParts));
+      joined.push_back(cat(std::vector<Tensor>(parts.begin() + long(i), end), axis).contiguous());
+    }
+    parts = std::move(joined);
+  }
+  return cat(parts, axis);
 }
 
 }  // namespace sluice::onnx

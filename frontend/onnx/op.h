@@ -90,6 +90,11 @@ class OpContext {
 };
 
 using Values = std::vector<Value>;
+
+// cat(parts, axis), at most 16 parts per kernel: a kernel may take only so many buffers (32 on lavapipe)
+// and the scheduler does not split a concatenation that takes more, so past 16 each part becomes one
+// buffer and they join in rounds. Concat and every op that stacks per-step results go through it.
+Tensor bounded_cat(std::vector<Tensor> parts, int64_t axis);
 using OpFn = Values (*)(OpContext&);
 
 struct OpDef {
