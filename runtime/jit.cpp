@@ -17,7 +17,9 @@ bool jit_disabled() {
 }
 
 // t realized as one dense buffer (a plain reshape of a BUFFER): the buffer, which replays patch in.
+// An empty tensor has no buffer (it folds to a constant): nothing to patch, so a null UOp.
 UOp input_buffer(Tensor& t) {
+  if (t.numel() == 0) return UOp();
   auto dense = [&] {
     const UOp* u = &t.uop();
     if (u->op() == Op::Reshape) u = &u->src(0);
@@ -92,7 +94,7 @@ void Jit::capture(const std::vector<Tensor>& in) {
   for (size_t item = 0; item < cap->item_bufs.size(); ++item)
     for (uint32_t a = 0; a < cap->item_bufs[item].size(); ++a)
       for (size_t k = 0; k < in_bufs.size(); ++k)
-        if (cap->item_bufs[item][a] == in_bufs[k]) patches_.push_back({item, a, k});
+        if (in_bufs[k] && cap->item_bufs[item][a] == in_bufs[k]) patches_.push_back({item, a, k});
   graph_ = std::make_unique<hcq::Graph>(*cap->device, cap->items);
   capture_ = std::move(cap);
 }
@@ -111,7 +113,8 @@ std::vector<Tensor> Jit::replay(const std::vector<Tensor>& inputs) {
   std::vector<std::shared_ptr<Buffer>> mem;
   for (const Tensor& t : inputs) {
     Tensor copy = t;
-    mem.push_back(ensure_device_buffer(input_buffer(copy), dev));
+    UOp b = input_buffer(copy);
+    mem.push_back(b ? ensure_device_buffer(b, dev) : nullptr);
   }
   for (const Patch& p : patches_) {
     const uint64_t addr = mem[p.input]->addr();
@@ -123,7 +126,8 @@ std::vector<Tensor> Jit::replay(const std::vector<Tensor>& inputs) {
     }
   }
   const uint64_t done = graph_->replay();
-  for (auto& m : mem) m->use(done);
+  for (auto& m : mem)
+    if (m) m->use(done);
   for (auto& m : capture_->memory) m->use(done);
   return outputs_;
 }

@@ -70,16 +70,24 @@ NpyArray read_npy(const std::string& path) {
       a.shape.push_back(std::stoll(tok));
     } catch (const std::exception&) { SLUICE_FAIL(ValueError, "npy") << path << ": bad shape entry '" << tok << "'"; }
   }
-  const int64_t n = prod(a.shape);
+  // Bound the element count by the file's size before multiplying, so no header can overflow it.
+  const size_t payload = f.size() - start - hlen;
+  int64_t n = 1;
+  for (int64_t dim : a.shape) {
+    SLUICE_CHECK_IN(ValueError, "npy", dim >= 0) << path << ": negative dimension in shape " << tuple_str(a.shape);
+    SLUICE_CHECK_IN(ValueError, "npy", dim == 0 || n <= int64_t(payload) / dim)
+        << path << ": shape " << tuple_str(a.shape) << " needs more data than the file's " << payload << " bytes";
+    n *= dim;
+  }
   const size_t bytes = size_t(n) * size_t(d->dtype.itemsize());
-  SLUICE_CHECK_IN(ValueError, "npy", f.size() - start - hlen == bytes)
+  SLUICE_CHECK_IN(ValueError, "npy", payload == bytes)
       << path << ": shape " << tuple_str(a.shape) << " of " << code << " needs " << bytes << " bytes of data, the file has "
-      << f.size() - start - hlen;
+      << payload;
   a.data = std::make_shared<HostBuffer>();
   a.data->dtype = d->dtype;
   a.data->size = n;
-  a.data->bytes.resize(bytes);
-  std::memcpy(a.data->bytes.data(), f.data() + start + hlen, bytes);
+  const auto* p = reinterpret_cast<const std::byte*>(f.data() + start + hlen);
+  a.data->bytes.assign(p, p + bytes);
   return a;
 }
 

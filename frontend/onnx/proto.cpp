@@ -221,8 +221,8 @@ std::shared_ptr<const TensorData> tensor_from_proto(const ::onnx::TensorProto& t
     bytes = read_external(t, base_dir, where);
   } else if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
-    bytes.resize(raw.size());
-    std::memcpy(bytes.data(), raw.data(), raw.size());
+    const auto* r = reinterpret_cast<const std::byte*>(raw.data());
+    bytes.assign(r, r + raw.size());
   } else {
     switch (t.data_type()) {
       case T::FLOAT: bytes = pack<float>(t.float_data()); break;
