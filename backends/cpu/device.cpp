@@ -1,5 +1,6 @@
 #include "backends/cpu/device.h"
 
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -10,10 +11,23 @@
 #include "backends/cpu/compiler.h"
 #include "backends/cpu/program.h"
 #include "backends/cpu/queue.h"
+#include "base/error.h"
 #include "renderers/cpu.h"
 
 namespace sluice::cpu {
 namespace {
+
+// The threads that run kernels: $SLUICE_CPU_THREADS (1 to 1024), else every hardware thread. One is the
+// command processor, the rest a pool that takes a share of each multi-work-group kernel.
+int kernel_threads() {
+  const char* e = std::getenv("SLUICE_CPU_THREADS");
+  if (!e || !*e) return std::max(1, int(std::thread::hardware_concurrency()));
+  char* end = nullptr;
+  const long n = std::strtol(e, &end, 10);
+  SLUICE_CHECK_IN(ValueError, "CPU", *end == 0 && n >= 1 && n <= 1024)
+      << "SLUICE_CPU_THREADS='" << e << "': expected a thread count from 1 to 1024";
+  return int(n);
+}
 
 constexpr int kCompute = 0, kCopy = 1;  // slots in Device::queues_
 
@@ -39,7 +53,7 @@ class Device final : public hcq::Device {
 
   hcq::Properties properties() const override {
     hcq::Properties p;
-    p.device_name = std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " host threads";
+    p.device_name = std::to_string(threads_) + " host threads";
     p.vendor = "host";
     p.memory_bytes = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
     p.bfloat16 = p.float16 = true;  // emulated by the CPU renderer (16-bit storage, float arithmetic)
@@ -87,8 +101,7 @@ class Device final : public hcq::Device {
 
  private:
   QueueConfig config(int k) {
-    int threads = std::max(1, int(std::thread::hardware_concurrency()));
-    return QueueConfig{name(), config_names_[k], k == kCompute ? threads - 1 : 0, this,
+    return QueueConfig{name(), config_names_[k], k == kCompute ? threads_ - 1 : 0, this,
                        [this](hcq::ProfileRecord r) { add_profile(std::move(r)); }};
   }
 
@@ -110,6 +123,7 @@ class Device final : public hcq::Device {
   }
 
   const std::string config_names_[2] = {"compute:0", "copy:0"};
+  const int threads_ = kernel_threads();
   std::unique_ptr<Queue> queues_[2];
   std::mutex submit_mu_[2];
   std::mutex reset_mu_;
