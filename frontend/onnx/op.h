@@ -115,6 +115,7 @@ std::span<const OpDef> rnn_ops();
 std::span<const OpDef> control_ops();
 std::span<const OpDef> quant_ops();
 std::span<const OpDef> signal_ops();
+std::span<const OpDef> text_ops();
 
 // The row for op_type (default domain), or null.
 const OpDef* find_op(const std::string& op_type);
