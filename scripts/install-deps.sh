@@ -19,6 +19,7 @@ PACKAGES=(
   "core:      nlohmann-json3-dev"                            # runtime/profile.cpp traces, --json output
   "core:      libonnx-dev libprotobuf-dev"                   # frontend/onnx: the ONNX project's protobuf classes
   "core:      libstb-dev fonts-dejavu-core fonts-wqy-zenhei" # models/ocr: images; its tests render text
+  "core:      espeak-ng"                                     # models/vad: its tests speak a clip
   "cli:       libcli11-dev"                                  # tools/sluice: arguments
   "onnx:      libonnx-testdata"                              # tests/onnx: the ONNX backend test suite
   "vulkan:    libvulkan-dev mesa-vulkan-drivers"             # loader + headers, lavapipe (CPU driver)

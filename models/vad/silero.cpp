@@ -30,8 +30,8 @@ float Silero::step(const float* chunk) {
   std::copy(context_.begin(), context_.end(), x.begin());
   std::copy(chunk, chunk + kChunk, x.begin() + kContext);
   std::copy(chunk + kChunk - kContext, chunk + kChunk, context_.begin());
-  std::vector<onnx::Value> out =
-      model_.run({{"input", Tensor::from(x, {1, kContext + kChunk}, device_)}, {"state", state_}, {"sr", sr_}});
+  std::vector<onnx::Value> out = model_.run(
+      {{"input", Tensor::from(x, {1, kContext + kChunk}, device_)}, {"state", state_}, {"sr", sr_}});
   state_ = out.at(1).tensor();  // stays on the device for the next chunk
   return out.at(0).tensor().to_vector<float>().at(0);
 }
@@ -51,8 +51,10 @@ std::vector<float> Silero::probabilities(const std::vector<float>& audio) {
 
 std::vector<Segment> Silero::segments(const std::vector<float>& probs, int64_t audio_samples,
                                       const SegmentOptions& o) {
-  const int64_t min_speech = int64_t(kRate) * o.min_speech_ms / 1000, min_silence = int64_t(kRate) * o.min_silence_ms / 1000;
+  const int64_t min_speech = int64_t(kRate) * o.min_speech_ms / 1000,
+                min_silence = int64_t(kRate) * o.min_silence_ms / 1000;
   const int64_t pad = int64_t(kRate) * o.speech_pad_ms / 1000;
+  const float neg = o.neg_threshold >= 0 ? o.neg_threshold : std::max(o.threshold - 0.15f, 0.01f);
   std::vector<Segment> out;
   bool speaking = false;
   int64_t start = 0, silence_from = 0;
@@ -61,7 +63,7 @@ std::vector<Segment> Silero::segments(const std::vector<float>& probs, int64_t a
     if (probs[i] >= o.threshold) {
       silence_from = 0;
       if (!speaking) speaking = true, start = at;
-    } else if (speaking && probs[i] < o.neg_threshold) {
+    } else if (speaking && probs[i] < neg) {
       if (!silence_from) silence_from = at;
       if (at - silence_from < min_silence) continue;
       if (silence_from - start > min_speech) out.push_back({start, silence_from});
@@ -69,16 +71,13 @@ std::vector<Segment> Silero::segments(const std::vector<float>& probs, int64_t a
     }
   }
   if (speaking && audio_samples - start > min_speech) out.push_back({start, audio_samples});
-  // Padding, split between neighbours that are closer than twice it.
+  // Padding; neighbours closer than twice it each move half the gap (floored, as Silero does).
   for (size_t i = 0; i < out.size(); ++i) {
     if (i == 0) out[i].start = std::max<int64_t>(0, out[i].start - pad);
-    if (i + 1 < out.size()) {
-      const int64_t gap = out[i + 1].start - out[i].end;
-      if (gap < 2 * pad) out[i].end += gap / 2, out[i + 1].start -= gap - gap / 2;
-      else out[i].end = std::min(audio_samples, out[i].end + pad), out[i + 1].start = std::max<int64_t>(0, out[i + 1].start - pad);
-    } else {
-      out[i].end = std::min(audio_samples, out[i].end + pad);
-    }
+    const int64_t gap = i + 1 < out.size() ? out[i + 1].start - out[i].end : 2 * pad;
+    const int64_t move = gap < 2 * pad ? gap / 2 : pad;
+    out[i].end = std::min(audio_samples, out[i].end + move);
+    if (i + 1 < out.size()) out[i + 1].start = std::max<int64_t>(0, out[i + 1].start - move);
   }
   return out;
 }

@@ -4,7 +4,8 @@
 // on the device from call to call; out come a speech probability per chunk and the speech segments.
 //
 //   auto vad = sluice::vad::Silero::load("data/vad-web/dist/silero_vad_v5.onnx", "CPU");
-//   for (auto [start, end] : vad.segments(vad.probabilities(read_mono("talk.wav", 16000)))) ...
+//   std::vector<float> audio = read_mono("talk.wav", kRate);
+//   for (auto [start, end] : Silero::segments(vad.probabilities(audio), audio.size())) ...  // samples
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,9 +16,9 @@ namespace sluice::vad {
 
 inline constexpr int kRate = 16000, kChunk = 512, kContext = 64;
 
-struct SegmentOptions {  // Silero's get_speech_timestamps defaults
-  float threshold = 0.5f;
-  float neg_threshold = 0.35f;  // speech ends below this
+struct SegmentOptions {         // Silero's get_speech_timestamps defaults (no maximum segment length)
+  float threshold = 0.5f;       // speech starts at this
+  float neg_threshold = -1.0f;  // and ends below this; < 0: max(threshold - 0.15, 0.01), as Silero
   int min_speech_ms = 250, min_silence_ms = 100, speech_pad_ms = 30;
 };
 
@@ -29,8 +30,8 @@ class Silero {
  public:
   static Silero load(const std::string& model_path, const std::string& device);
 
-  void reset();                     // a new stream: zero state and context
-  float step(const float* chunk);   // kChunk samples
+  void reset();                    // a new stream: zero state and context
+  float step(const float* chunk);  // kChunk samples
   // Every whole chunk of the audio (a last partial chunk is zero-padded), from a reset state.
   std::vector<float> probabilities(const std::vector<float>& audio);
   onnx::Model& model() { return model_; }

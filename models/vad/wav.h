@@ -1,7 +1,10 @@
 #pragma once
 // WAV files for voice activity detection: RIFF/WAVE with PCM 16-bit or IEEE float 32-bit samples, read
 // as floats in [-1, 1], with the sample rate and channel count checked against what the caller needs.
-// Failures: ValueError "[wav] FILE: ..." naming what is wrong and the values.
+// A data chunk that declares 0xffffffff bytes (a writer streaming to a pipe) runs to the end of the file.
+// Failures: ValueError "[wav] FILE: ..." naming what is wrong and the values: a missing or empty file, no
+// RIFF/WAVE header, a chunk that runs past the end or samples that are not whole frames (truncated), no
+// data chunk, a sample format other than the two read.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,7 +17,8 @@ struct Audio {
 };
 
 Audio read_wav(const std::string& path);
-// read_wav, then checked: mono at `rate` Hz, else a ValueError that says what the file is.
+// read_wav, then checked: mono at `rate` Hz and at least one sample, else a ValueError that says what the
+// file is.
 std::vector<float> read_mono(const std::string& path, int rate);
 // 16-bit PCM, written atomically (tests make their clips with it).
 void write_wav(const std::string& path, const std::vector<float>& samples, int rate);
