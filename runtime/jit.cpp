@@ -20,18 +20,13 @@ bool jit_disabled() {
 // An empty tensor has no buffer (it folds to a constant): nothing to patch, so a null UOp.
 UOp input_buffer(Tensor& t) {
   if (t.numel() == 0) return UOp();
-  auto dense = [&] {
-    const UOp* u = &t.uop();
-    if (u->op() == Op::Reshape) u = &u->src(0);
-    return u->op() == Op::Buffer && u->arg_as<int64_t>() == t.numel() ? *u : UOp();
-  };
-  if (UOp b = dense(); b && device_buffer(b)) return b;  // already on its device: nothing to schedule
+  if (UOp b = t.dense_buffer(); b && device_buffer(b)) return b;  // already on its device: nothing to schedule
   t.realize();
-  UOp b = dense();
+  UOp b = t.dense_buffer();
   if (!b) {
     t = t.contiguous();
     t.realize();
-    b = dense();
+    b = t.dense_buffer();
   }
   SLUICE_ASSERT(b);
   return b;

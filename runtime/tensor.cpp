@@ -128,6 +128,12 @@ void Tensor::check_item() const {
       << "tensor of shape " << tuple_str(shape()) << " has " << numel() << " elements, item() needs 1";
 }
 
+UOp Tensor::dense_buffer() const {
+  const UOp* u = &uop_;
+  while (u->op() == Op::Reshape) u = &u->src(0);
+  return u->op() == Op::Buffer && u->arg_as<int64_t>() == numel() ? *u : UOp();
+}
+
 void Tensor::read_into(const char* fn, DType want, const char* type_name, void* out) {
   const DType dt = dtype();
   const bool half_as_float = want == dtypes::float32 && (dt == dtypes::float16 || dt == dtypes::bfloat16);
@@ -135,11 +141,8 @@ void Tensor::read_into(const char* fn, DType want, const char* type_name, void* 
       << "tensor is " << dt.name() << ", asked for " << type_name;
   realize();
   // A dense realized form is its buffer's bytes; any other view is evaluated over the buffer on the host.
-  const UOp* u = &uop_;
-  if (u->op() == Op::Reshape) u = &u->src(0);
-  std::vector<std::byte> bytes = u->op() == Op::Buffer && u->arg_as<int64_t>() == numel()
-                                     ? read_buffer_bytes(*u, fn)
-                                     : read_realized(uop_).to_bytes();
+  const UOp b = dense_buffer();
+  std::vector<std::byte> bytes = b ? read_buffer_bytes(b, fn) : read_realized(uop_).to_bytes();
   if (!half_as_float) {
     if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
     return;

@@ -166,6 +166,9 @@ class Tensor {
 
   // ---------------------------------------------------------------- queries (never realize)
   const UOp& uop() const { return uop_; }
+  // The BUFFER of exactly numel() elements this tensor is (or is a chain of reshapes of), else null: a
+  // realized dense tensor, whose bytes are the buffer's.
+  UOp dense_buffer() const;
   const std::string& device() const { return device_; }
   const Shape& shape() const { return uop_.shape(); }
   int64_t shape(int64_t axis) const;  // negative axes count from the end

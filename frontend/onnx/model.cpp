@@ -59,12 +59,6 @@ void check_names(const Graph& g, std::vector<const std::unordered_set<std::strin
         << model << ": graph output '" << o.name << "' is not made by any node, initializer or input";
 }
 
-// The BUFFER a dense tensor views (itself or a reshape of it), or null.
-UOp base_buffer(const Tensor& t) {
-  const UOp* u = &t.uop();
-  if (u->op() == Op::Reshape) u = &u->src(0);
-  return u->op() == Op::Buffer ? *u : UOp();
-}
 
 bool same_values(const eval::HostArray& a, const eval::HostArray& b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.i == b.i && a.f == b.f;
@@ -255,7 +249,7 @@ std::vector<Value> Model::Impl::build(const std::vector<Value>& in, RunState& rs
   rs.constants = &constants;
   for (size_t k = 0; k < in.size(); ++k)
     if (in[k].is_tensor())
-      if (UOp b = base_buffer(in[k].tensor())) rs.input_buffers.emplace(b, k);
+      if (UOp b = in[k].tensor().dense_buffer()) rs.input_buffers.emplace(b, k);
   const auto t0 = Clock::now();
   std::vector<Value> out = run_graph(*parsed->graph, in, nullptr, rs);
   info.build_ms = ms_since(t0);
@@ -309,7 +303,7 @@ std::vector<Value> Model::Impl::run(const std::map<std::string, Value>& given) {
   std::vector<Sig> sigs;
   for (Value& v : in) {
     Tensor t = v.tensor();
-    if (!base_buffer(t)) t = t.contiguous();  // a lazy input: the JIT realizes it into a buffer of its own
+    if (!t.dense_buffer()) t = t.contiguous();  // a lazy input: the JIT realizes it into a buffer of its own
     ts.push_back(t);
     sigs.push_back({t.shape(), t.dtype()});
   }
@@ -329,7 +323,7 @@ std::vector<Value> Model::Impl::run(const std::map<std::string, Value>& given) {
   if (plan && plan->replayable) {
     // An input that is a captured output (a state fed back) is copied: the replay overwrites it.
     for (Tensor& t : ts) {
-      UOp b = base_buffer(t);
+      UOp b = t.dense_buffer();
       if (std::find(plan->output_buffers.begin(), plan->output_buffers.end(), b) != plan->output_buffers.end()) {
         Tensor copy = Tensor::empty(t.shape(), t.dtype(), opt.device);
         copy.assign(t);
@@ -373,9 +367,9 @@ std::vector<Value> Model::Impl::run(const std::map<std::string, Value>& given) {
   // An output that is an input (or a view of one) would replay as the captured input's buffer.
   bool passthrough = false;
   for (const Tensor& o : outs) {
-    UOp b = base_buffer(o);
+    UOp b = o.dense_buffer();
     p->output_buffers.push_back(b);
-    for (const Tensor& t : ts) passthrough |= b && b == base_buffer(t);
+    for (const Tensor& t : ts) passthrough |= b && b == t.dense_buffer();
   }
   p->replayable = p->jit->captured() && !passthrough && !rs.device_reads;
   p->why = rs.device_reads ? "the graph reads values computed on the device (data-dependent shapes or control flow)"
