@@ -138,10 +138,13 @@ std::unique_ptr<hcq::Device> open_device(int ordinal) {
 render::Target target(const hcq::Device&) {
   static const std::shared_ptr<const render::Renderer> renderer = render::make_cpu_renderer();
   codegen::DeviceCaps caps;
-  // Explicit vectors up to 16 floats (one AVX-512 register; clang splits them on narrower machines): clang
-  // 14's SLP vectorizer leaves a matmul tile's scalar accumulators scalar, so codegen packs them itself
-  // (vectorize.h), which the heuristic's CPU register tile relies on.
-  caps.vector_widths = {16, 8, 4};
+  // Explicit vectors as wide as this host's registers (kernels are built with -march=native): clang 14's
+  // SLP vectorizer leaves a matmul tile's scalar accumulators scalar, so codegen packs them itself
+  // (vectorize.h), which the heuristic's CPU register tile relies on. Vectors wider than a register
+  // would double the tile's registers and spill it.
+  const bool avx512 = __builtin_cpu_supports("avx512f"), avx = __builtin_cpu_supports("avx");
+  caps.vector_widths = avx512 ? std::vector<int>{16, 8, 4} : avx ? std::vector<int>{8, 4} : std::vector<int>{4};
+  caps.vector_registers = avx512 ? 32 : 16;
   // Separate launch dimensions let the renderer walk a reduction's grid rows first (renderers/cpu.h).
   caps.global_dims = 3;
   return {renderer, caps};

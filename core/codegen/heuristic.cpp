@@ -70,8 +70,9 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   const int64_t out_size = plan.product(AxisKind::Global);
 
   // 0. register tile on a CPU (wide vectors, no work-groups).
-  if (!caps.has_local && !caps.vector_widths.empty() &&
-      *std::max_element(caps.vector_widths.begin(), caps.vector_widths.end()) >= 8 && reduce_op == Op::Add &&
+  const int64_t vw =
+      caps.vector_widths.empty() ? 0 : *std::max_element(caps.vector_widths.begin(), caps.vector_widths.end());
+  if (!caps.has_local && vw >= 8 && reduce_op == Op::Add &&
       !pieces_of(AxisKind::Loop).empty() && !stores.empty() && stores.size() == ast.num_src()) {
     auto stride_is = [](const std::vector<LoadInfo>& ls, int64_t axis, int64_t v) {
       for (const LoadInfo& l : ls)
@@ -86,7 +87,7 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
     std::optional<size_t> col, row;
     for (size_t i : pieces_of(AxisKind::Global)) {
       const Piece& q = plan.pieces[i];
-      if (!col && q.size % 16 == 0 && contiguous_out(q.axis) && stride_is(loads, q.axis, 1) &&
+      if (!col && q.size % vw == 0 && contiguous_out(q.axis) && stride_is(loads, q.axis, 1) &&
           broadcast(q.axis))
         col = i;
     }
@@ -95,8 +96,10 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
         row = i;
     if (col && row) {
       const int64_t rows = kCpuTileRows;
-      for (int64_t cols : {64, 32, 16}) {
-        if (plan.pieces[*col].size % cols != 0 || out_size / (rows * cols) < min_groups) continue;
+      for (int64_t cols : {4 * vw, 2 * vw, vw}) {
+        if (rows * cols / vw > caps.vector_registers / 2 || plan.pieces[*col].size % cols != 0 ||
+            out_size / (rows * cols) < min_groups)
+          continue;
         Plan p = plan;
         if (try_opt(p, {OptOp::Upcast, open_axis(p, *col), cols}, caps) &&
             try_opt(p, {OptOp::Upcast, open_axis(p, *row), rows}, caps)) {

@@ -5,9 +5,11 @@
 // that fails is skipped). In order:
 //   0. CPU register tile (no work-groups, vector widths of 8 or more): a sum-reduction whose output's
 //      contiguous axis one load reads contiguously and another broadcasts (a matmul's columns), beside an
-//      output axis some load broadcasts (its rows): UPCAST the columns by 64, 32 or 16 and the rows by 4,
-//      and nothing else. vectorize.h packs the tile into rows x columns/16 vector accumulators, each k step
-//      one splat per row, one vector load per 16 columns and a vector FMA per accumulator.
+//      output axis some load broadcasts (its rows): UPCAST the columns by 4, 2 or 1 vector widths (w, the
+//      widest of caps.vector_widths) and the rows by 4, as long as the accumulators fill at most half of
+//      caps.vector_registers, and nothing else. vectorize.h packs the tile into rows x columns/w vector
+//      accumulators, each k step one splat per row, one vector load per w columns and a vector FMA per
+//      accumulator.
 //   1. matrix-vector (one output axis, one reduce axis, sum of a product of two loads, one of them
 //      broadcast along the output): GROUP 8, LOCAL 4, UPCAST 4                          (work-groups)
 //   2. big reductions with small outputs (output <= 2048, reduce >= 4096): GROUPTOP 256 or 16

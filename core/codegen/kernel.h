@@ -51,6 +51,7 @@ struct DeviceCaps {
   std::array<int64_t, 3> local_max = {1, 1, 1};  // work-items per work-group along each dimension
   int max_buffers = 1024;                        // buffers (DEFINE_GLOBALs) one kernel may take
   std::vector<int> vector_widths = {2, 4};       // float vector widths of LOAD/STORE (empty: none)
+  int vector_registers = 32;  // registers of the widest width (a CPU register tile's accumulators use half)
   int compute_units = 8;                         // threads or cores that share a launch's work-groups
 };
 

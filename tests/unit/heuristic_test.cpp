@@ -61,12 +61,16 @@ TEST(Heuristic, CpuMatmulGetsARegisterTile) {
   const Tensor a = Tensor::empty({1024, 1024}, dtypes::float32, "CPU");
   const Tensor b = Tensor::empty({1024, 1024}, dtypes::float32, "CPU");
   const Kernel k = cpu_kernel(a.matmul(b));
-  // 64 columns (4 vectors of 16) by 4 rows per work-group; the reduce loop stays rolled.
-  EXPECT_EQ(k.opts, (std::vector<Opt>{{O::Upcast, 1, 64}, {O::Upcast, 0, 4}})) << k.str();
-  EXPECT_EQ(count_if(k, Op::DefineReg, true), 16u) << k.str();  // 4 x 4 vector accumulators
+  // By 4 rows per work-group, as many columns as fill half the registers with accumulators: 64 (4 vectors
+  // of 16) with AVX-512's 32 registers, 16 (2 vectors of 8) with AVX2's 16. The reduce loop stays rolled.
+  const std::vector<int> widths = device_target("CPU").caps.vector_widths;
+  const int64_t vw = *std::max_element(widths.begin(), widths.end());
+  const int64_t cols = vw == 16 ? 64 : 2 * vw, vectors = 4 * cols / vw;
+  EXPECT_EQ(k.opts, (std::vector<Opt>{{O::Upcast, 1, cols}, {O::Upcast, 0, 4}})) << k.str();
+  EXPECT_EQ(count_if(k, Op::DefineReg, true), size_t(vectors)) << k.str();  // rows x column vectors
   EXPECT_EQ(count_if(k, Op::DefineReg, false), 0u) << k.str();
-  EXPECT_EQ(count_if(k, Op::MulAcc, true), 16u) << k.str();  // one vector FMA per accumulator
-  EXPECT_EQ(count_if(k, Op::Load, true), 4u) << k.str();     // one row of the right operand
+  EXPECT_EQ(count_if(k, Op::MulAcc, true), size_t(vectors)) << k.str();  // one vector FMA per accumulator
+  EXPECT_EQ(count_if(k, Op::Load, true), size_t(cols / vw)) << k.str();  // one row of the right operand
 }
 
 TEST(Heuristic, CpuMatmulGridWalksDownTheRowsOfAColumnTile) {
