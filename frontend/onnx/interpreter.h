@@ -27,6 +27,7 @@ struct RunState {
   std::unordered_map<UOp, size_t> input_buffers;  // each model input's BUFFER -> its input index
   std::set<size_t> inputs_read;                   // inputs whose values were read on the host
   bool device_reads = false;  // a value computed on the device was read: the run is data-dependent
+  bool fresh_random = false;  // an unseeded random op drew new numbers, which a replay would repeat
   // Host reads whose graph computes at most this many elements run on the host (reference evaluator).
   int64_t host_eval_limit = int64_t(1) << 16;
 };

@@ -371,8 +371,9 @@ std::vector<Value> Model::Impl::run(const std::map<std::string, Value>& given) {
     p->output_buffers.push_back(b);
     for (const Tensor& t : ts) passthrough |= b && b == t.dense_buffer();
   }
-  p->replayable = p->jit->captured() && !passthrough && !rs.device_reads;
+  p->replayable = p->jit->captured() && !passthrough && !rs.device_reads && !rs.fresh_random;
   p->why = rs.device_reads ? "the graph reads values computed on the device (data-dependent shapes or control flow)"
+           : rs.fresh_random ? "an unseeded random op draws new numbers on every run"
            : passthrough  ? "an output is an input passed through"
                           : p->jit->why();
   info.captured = p->replayable;

@@ -1,6 +1,9 @@
 // OpContext: what an op function reads (op.h).
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cstring>
+#include <random>
 
 #include "frontend/onnx/op.h"
 #include "frontend/onnx/proto.h"
@@ -101,6 +104,14 @@ DType OpContext::attr_dtype(const std::string& name) const {
 }
 DType OpContext::attr_dtype(const std::string& name, DType def) const {
   return has_attr(name) ? attr_dtype(name) : def;
+}
+
+uint64_t OpContext::seed() {
+  if (has_attr("seed")) return std::bit_cast<uint64_t>(attr_float("seed"));
+  // Unseeded: a new seed for every node and run (the generator hashes it, so consecutive seeds are fine).
+  static std::atomic<uint64_t> next{(uint64_t(std::random_device{}()) << 32) | std::random_device{}()};
+  rs_.fresh_random = true;
+  return next.fetch_add(1);
 }
 
 Tensor OpContext::tensor_of(const std::vector<int64_t>& values, const Shape& shape) const {

@@ -68,6 +68,10 @@ class OpContext {
   DType attr_dtype(const std::string& name, DType def) const;
 
   // ---- helpers
+  // The generator seed of a random op: its `seed` attribute (float) when it has one, so the numbers are
+  // the same on every run and every device; else a fresh seed, and the run is not replayed (a replay
+  // would repeat the numbers). ONNX Runtime instead continues one stream from run to run.
+  uint64_t seed();
   // A subgraph run with this node's scope as the enclosing one (If, Loop, Scan).
   std::vector<Value> run_subgraph(const Graph& g, const std::vector<Value>& inputs) {
     return run_graph(g, inputs, &scope_, rs_);
@@ -116,6 +120,7 @@ std::span<const OpDef> control_ops();
 std::span<const OpDef> quant_ops();
 std::span<const OpDef> signal_ops();
 std::span<const OpDef> text_ops();
+std::span<const OpDef> random_ops();
 
 // The row for op_type (default domain), or null.
 const OpDef* find_op(const std::string& op_type);

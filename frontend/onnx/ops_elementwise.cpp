@@ -73,13 +73,17 @@ Values x_cast(OpContext& c) {
   return {c.in(0).cast(to)};
 }
 
-Values x_dropout(OpContext& c) {  // inference: the identity, with an all-true mask
+// Inference (and ratio 0): the identity, with an all-true mask. Training: each element kept when a uniform
+// draw is at least `ratio`, and scaled by 1 / (1 - ratio); the mask says which were kept.
+Values x_dropout(OpContext& c) {
   const Tensor& x = c.in(0);
   bool training = c.has(2) && c.ints(2).at(0) != 0;
   double ratio = c.opset() < 12 ? c.attr_float("ratio", 0.5) : c.has(1) ? c.floats(1).at(0) : 0.5;
-  SLUICE_CHECK_IN(ValueError, c.op(), !training || ratio == 0)
-      << "training mode with ratio " << ratio << " draws random numbers, which sluice's Dropout does not";
-  return {x, Tensor::full(x.shape(), true, dtypes::bool_, c.device())};
+  if (!training || ratio == 0) return {x, Tensor::full(x.shape(), true, dtypes::bool_, c.device())};
+  SLUICE_CHECK_IN(ValueError, c.op(), ratio > 0 && ratio <= 1) << "ratio must be in [0, 1], got " << ratio;
+  const DType draw = x.dtype() == dtypes::float64 ? dtypes::float64 : dtypes::float32;
+  Tensor keep = Tensor::rand(x.shape(), c.seed(), c.device(), draw).ge(ratio);
+  return {keep.where(x * (ratio < 1 ? 1 / (1 - ratio) : 0.0), 0).cast(x.dtype()), keep};
 }
 
 // Before opset 7 a 1-D slope holds one value per channel (axis 1); since, it broadcasts as numpy does.

@@ -11,7 +11,7 @@ const std::unordered_map<std::string, const OpDef*>& table() {
   static const auto* t = [] {
     auto* m = new std::unordered_map<std::string, const OpDef*>;
     for (auto family : {elementwise_ops, reduce_ops, movement_ops, index_ops, nn_ops, loss_ops, image_ops, rnn_ops, control_ops,
-                        quant_ops, signal_ops, text_ops})
+                        quant_ops, signal_ops, text_ops, random_ops})
       for (const OpDef& d : family()) m->emplace(d.name, &d);
     return m;
   }();
