@@ -14,6 +14,9 @@
 #include <sstream>
 #include <string>
 
+#include "models/vad/wav.h"
+#include "tests/models/speech_clip.h"
+
 namespace {
 
 using nlohmann::json;
@@ -413,6 +416,66 @@ TEST(Cli, ConformanceRunsTheOnnxSuite) {
   EXPECT_NE(list.out.find("onnx/simple/"), std::string::npos);
   Proc bad = sluice("conformance --suite nonsense");
   EXPECT_EQ(bad.code, 2);
+}
+
+// ---- sluice vad (needs espeak-ng and Silero VAD under data/, from scripts/fetch-models.sh)
+
+TEST(Cli, VadFindsTheSpeechInASpokenClip) {
+  const fs::path model = fs::path(SLUICE_SOURCE_DIR) / "data/vad-web/dist/silero_vad_v5.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is missing (scripts/fetch-models.sh fetches it)";
+  const fs::path dir = fs::temp_directory_path() / ("sluice_cli_vad_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path clip = dir / "speech.wav";
+  if (std::string why = sluice::vad::test::make_speech_clip(clip.string()); !why.empty()) GTEST_SKIP() << why;
+  const int64_t samples = int64_t(fs::file_size(clip) - 44) / 2;  // 16-bit mono after a 44-byte header
+  const std::string args = "vad " + clip.string() + " --device CPU --model " + model.string();
+  Proc r = sluice(args + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = parse(r);
+  EXPECT_EQ(j.at("device"), "CPU");
+  EXPECT_EQ(j.at("chunks").get<int64_t>(), (samples + 511) / 512);
+  EXPECT_NEAR(j.at("seconds").get<double>(), double(samples) / 16000, 1e-9);
+  ASSERT_FALSE(j.at("segments").empty()) << j.dump(2);
+  // The clip's speech sits between a second of silence on each side (30 ms of padding and a chunk spare).
+  EXPECT_GT(j.at("segments").front().at("start").get<double>(), 1.0 - 0.062);
+  EXPECT_LT(j.at("segments").back().at("end").get<double>(), j.at("seconds").get<double>() - 1.0 + 0.062);
+  EXPECT_TRUE(j.at("replayed").get<bool>()) << j.dump(2);
+  EXPECT_GT(j.at("kernels_per_chunk").get<int>(), 0);
+  EXPECT_GT(j.at("chunk_ms").at("median").get<double>(), 0);
+  EXPECT_GT(j.at("chunk_ms").at("mean").get<double>(), 0);
+  Proc h = sluice(args);
+  ASSERT_EQ(h.code, 0) << h.err;
+  EXPECT_NE(h.out.find("  speech "), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find(std::to_string((samples + 511) / 512) + " chunks of 512 samples"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("median"), std::string::npos) << h.out;
+  Proc help = sluice("vad --help");
+  EXPECT_EQ(help.code, 0);
+  std::istringstream lines(help.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, VadBadInputIsAClearError) {
+  const fs::path dir = fs::temp_directory_path() / ("sluice_cli_vad_bad_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path text = dir / "text.wav", slow = dir / "8k.wav";
+  std::ofstream(text) << "not audio";
+  Proc r = sluice("vad " + text.string() + " --device CPU");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("[wav] " + text.string() + ": not a WAV file"), std::string::npos) << r.err;
+  sluice::vad::write_wav(slow.string(), std::vector<float>(8000, 0.0f), 8000);
+  r = sluice("vad " + slow.string() + " --device CPU");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("1 channel(s) at 8000 Hz; voice activity detection needs mono at 16000 Hz"),
+            std::string::npos)
+      << r.err;
+  sluice::vad::write_wav(slow.string(), std::vector<float>(8000, 0.0f), 16000);
+  r = sluice("vad " + slow.string() + " --device CPU --model " + (dir / "none.onnx").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("none.onnx is missing"), std::string::npos) << r.err;
+  EXPECT_NE(sluice("vad " + slow.string() + " --threshold 2").code, 0);
+  EXPECT_EQ(sluice("vad --device CPU").code, 2);  // no file
+  fs::remove_all(dir);
 }
 
 }  // namespace
