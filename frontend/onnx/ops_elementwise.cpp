@@ -48,6 +48,7 @@ Values x_clip(OpContext& c) {
   Tensor x = c.in(0);
   if (c.opset() < 11) {  // min and max were attributes
     const double lo = c.attr_float("min", -INFINITY), hi = c.attr_float("max", INFINITY);
+    if (std::isinf(lo) && std::isinf(hi)) return {x};  // no bounds: Tensor::clip wants at least one
     return {x.clip(std::isinf(lo) ? std::nullopt : std::optional<Number>(lo),
                    std::isinf(hi) ? std::nullopt : std::optional<Number>(hi))};
   }

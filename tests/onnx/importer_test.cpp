@@ -1,6 +1,8 @@
 // The ONNX importer's pieces (frontend/onnx): parsing every attribute and data field, external data and
 // its errors, the checks made at load and at run, shape arithmetic folding on the host, and capture:
-// a second run with the same input shapes replays and compiles nothing.
+// a second run with the same input shapes replays and compiles nothing. Then attribute defaults that
+// moved between opsets, subgraphs reading the values of enclosing graphs, and TfIdfVectorizer's modes,
+// each against values worked out by hand.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -364,6 +366,216 @@ TEST(OnnxModel, AStateFedBackThroughReplaysStaysCorrect) {
   for (int i = 0; i < 5; ++i) h = m.run({{"h", h}}).at(0).tensor();
   EXPECT_TRUE(m.last_run().replayed);
   EXPECT_EQ(h.to_vector<float>(), (std::vector<float>{243, 486, 729, 972}));
+}
+
+// ---------------------------------------------------------------- attribute defaults per opset
+
+void expect_values(const Value& v, const std::vector<double>& want, const Shape& shape) {
+  const Tensor& t = v.tensor();
+  EXPECT_EQ(t.shape(), shape);
+  std::vector<double> got = t.cast(dtypes::float64).to_vector<double>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "element " << i;
+}
+
+// Runs one node `op` of opset `opset` on the float input "x"; `set` adds its attributes and initializers.
+template <class F>
+std::vector<Value> run_node(int opset, const std::string& op, const Tensor& x, std::vector<std::string> inputs,
+                            size_t outputs, F set) {
+  ModelBuilder mb(opset);
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, std::vector<test::D>(x.shape().begin(), x.shape().end()));
+  std::vector<std::string> outs;
+  for (size_t k = 0; k < outputs; ++k) outs.push_back("y" + std::to_string(k));
+  set(g, g.node(op, std::move(inputs), outs));
+  for (const std::string& o : outs) g.output_any(o, P::FLOAT);
+  return Model::from_bytes(mb.bytes(), op + ".onnx", "", {.device = kDev}).run({{"x", x}});
+}
+auto no_attrs = [](auto&, auto*) {};
+
+// Before opset 13 Softmax flattens x to 2-D at `axis` (default 1) and normalizes each row; since 13 it
+// normalizes along `axis` (default -1). x = ln(1..8) as (2, 2, 2), so the softmax of a group is v / sum(v).
+TEST(OnnxOpsetDefaults, SoftmaxFlattensAtAxis1BeforeOpset13AndUsesTheLastAxisSince) {
+  std::vector<float> v;
+  for (int k = 1; k <= 8; ++k) v.push_back(std::log(float(k)));
+  Tensor x = floats(v, {2, 2, 2});
+  expect_values(run_node(11, "Softmax", x, {"x"}, 1, no_attrs).at(0),
+                {1 / 10., 2 / 10., 3 / 10., 4 / 10., 5 / 26., 6 / 26., 7 / 26., 8 / 26.}, {2, 2, 2});
+  const std::vector<double> pairs = {1 / 3., 2 / 3., 3 / 7., 4 / 7., 5 / 11., 6 / 11., 7 / 15., 8 / 15.};
+  expect_values(run_node(13, "Softmax", x, {"x"}, 1, no_attrs).at(0), pairs, {2, 2, 2});
+  expect_values(run_node(11, "Softmax", x, {"x"}, 1, [](auto&, auto* n) { attr(n, "axis", 2); }).at(0), pairs,
+                {2, 2, 2});
+  // Since 13 axis 1 is that axis alone: (1, 3) / 4, (2, 4) / 6, (5, 7) / 12, (6, 8) / 14.
+  expect_values(run_node(13, "Softmax", x, {"x"}, 1, [](auto&, auto* n) { attr(n, "axis", 1); }).at(0),
+                {1 / 4., 2 / 6., 3 / 4., 4 / 6., 5 / 12., 6 / 14., 7 / 12., 8 / 14.}, {2, 2, 2});
+}
+
+// Clip's bounds are attributes before opset 11 and optional inputs since; either left out is no bound.
+TEST(OnnxOpsetDefaults, ClipTakesItsBoundsAsAttributesBeforeOpset11AndAsInputsSince) {
+  Tensor x = floats({-3, -1, 0.5, 2, 5}, {5});
+  auto clip6 = [&](std::optional<float> lo, std::optional<float> hi) {
+    return run_node(6, "Clip", x, {"x"}, 1, [&](auto&, auto* n) {
+             if (lo) test::attr_f(n, "min", *lo);
+             if (hi) test::attr_f(n, "max", *hi);
+           }).at(0);
+  };
+  expect_values(clip6(-1, 2), {-1, -1, 0.5, 2, 2}, {5});
+  expect_values(clip6(std::nullopt, 2), {-3, -1, 0.5, 2, 2}, {5});
+  expect_values(clip6(std::nullopt, std::nullopt), {-3, -1, 0.5, 2, 5}, {5});
+  auto clip11 = [&](const std::string& lo, const std::string& hi) {
+    return run_node(11, "Clip", x, {"x", lo, hi}, 1, [](auto& g, auto*) {
+             g.floats("lo", {-1}, {});
+             g.floats("hi", {2}, {});
+           }).at(0);
+  };
+  expect_values(clip11("lo", "hi"), {-1, -1, 0.5, 2, 2}, {5});
+  expect_values(clip11("", "hi"), {-3, -1, 0.5, 2, 2}, {5});
+  expect_values(clip11("lo", ""), {-1, -1, 0.5, 2, 5}, {5});
+}
+
+// ReduceSum's axes are an attribute before opset 13 and an input since, where no axes (or an empty
+// tensor) reduce everything unless noop_with_empty_axes makes them the identity. keepdims defaults to 1.
+TEST(OnnxOpsetDefaults, ReduceSumTakesAxesAsAnAttributeBeforeOpset13AndAsAnInputSince) {
+  Tensor x = floats({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto sum = [&](int opset, std::vector<std::string> in, auto set) { return run_node(opset, "ReduceSum", x, in, 1, set).at(0); };
+  expect_values(sum(11, {"x"}, [](auto&, auto* n) { attr(n, "axes", std::vector<int64_t>{1}); }), {6, 15}, {2, 1});
+  expect_values(sum(11, {"x"}, no_attrs), {21}, {1, 1});
+  expect_values(sum(11, {"x"}, [](auto&, auto* n) { attr(n, "axes", std::vector<int64_t>{0}), attr(n, "keepdims", 0); }),
+                {5, 7, 9}, {3});
+  expect_values(sum(13, {"x", "axes"}, [](auto& g, auto*) { g.ints("axes", {1}); }), {6, 15}, {2, 1});
+  expect_values(sum(13, {"x", "axes"}, [](auto& g, auto* n) { g.ints("axes", {-2}), attr(n, "keepdims", 0); }),
+                {5, 7, 9}, {3});
+  expect_values(sum(13, {"x"}, no_attrs), {21}, {1, 1});
+  expect_values(sum(13, {"x"}, [](auto&, auto* n) { attr(n, "noop_with_empty_axes", 1); }), {1, 2, 3, 4, 5, 6},
+                {2, 3});
+  expect_values(sum(13, {"x", "axes"}, [](auto& g, auto* n) { g.ints("axes", {}, {0}), attr(n, "noop_with_empty_axes", 1); }),
+                {1, 2, 3, 4, 5, 6}, {2, 3});
+  expect_values(sum(13, {"x", "axes"}, [](auto& g, auto*) { g.ints("axes", {}, {0}); }), {21}, {1, 1});
+}
+
+// Split's sizes are the `split` attribute before opset 13 and an input since; without them the parts
+// are equal (one per output), and since opset 18 num_outputs may say how many, the last part smaller.
+TEST(OnnxOpsetDefaults, SplitTakesSizesAsAnAttributeThenAnInputThenNumOutputs) {
+  Tensor x7 = floats({1, 2, 3, 4, 5, 6, 7}, {7});
+  auto split = [&](int opset, const Tensor& x, std::vector<std::string> in, size_t outputs, auto set) {
+    return run_node(opset, "Split", x, in, outputs, set);
+  };
+  std::vector<Value> p = split(11, x7, {"x"}, 2, [](auto&, auto* n) { attr(n, "split", std::vector<int64_t>{2, 5}); });
+  expect_values(p.at(0), {1, 2}, {2});
+  expect_values(p.at(1), {3, 4, 5, 6, 7}, {5});
+  p = split(11, floats({1, 2, 3, 4, 5, 6}, {6}), {"x"}, 3, no_attrs);
+  expect_values(p.at(0), {1, 2}, {2});
+  expect_values(p.at(1), {3, 4}, {2});
+  expect_values(p.at(2), {5, 6}, {2});
+  p = split(13, x7, {"x", "sizes"}, 2, [](auto& g, auto*) { g.ints("sizes", {3, 4}); });
+  expect_values(p.at(0), {1, 2, 3}, {3});
+  expect_values(p.at(1), {4, 5, 6, 7}, {4});
+  p = split(18, x7, {"x"}, 3, [](auto&, auto* n) { attr(n, "num_outputs", 3); });
+  expect_values(p.at(0), {1, 2, 3}, {3});
+  expect_values(p.at(1), {4, 5, 6}, {3});
+  expect_values(p.at(2), {7}, {1});
+  p = split(18, x7, {"x", "sizes"}, 2, [](auto& g, auto*) { g.ints("sizes", {6, 1}); });
+  expect_values(p.at(0), {1, 2, 3, 4, 5, 6}, {6});
+  expect_values(p.at(1), {7}, {1});
+}
+
+// ---------------------------------------------------------------- subgraphs capturing outer values
+
+// Three trips of a Loop whose body holds an If: even iterations add w (made by a node of the outer
+// graph, two scopes up), odd ones subtract k (an outer initializer). The body reads its own initializers,
+// its inputs (the iteration number, the carried acc) and, in the If's branches, both outer values.
+//   w = 2x;  acc = 0;  for i in 0..2: acc = i % 2 == 0 ? acc + w : acc - k;  trace[i] = acc
+Model loop_if_model() {
+  ModelBuilder mb(13);
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {2});
+  g.floats("k", {10, 20}, {2});
+  g.floats("two", {2}, {});
+  g.floats("acc0", {0, 0}, {2});
+  g.ints("trips", {3}, {});
+  g.node("Mul", {"x", "two"}, {"w"}, "outer_w");
+  auto* loop = g.node("Loop", {"trips", "", "acc0"}, {"acc", "trace"}, "loop");
+  test::GraphBuilder body(test::attr_graph(loop, "body"));
+  body.proto()->set_name("body");
+  body.input("i", P::INT64, {}).input("cond", P::BOOL, {}).input("acc_in", P::FLOAT, {2});
+  body.ints("two_i", {2}, {});
+  body.ints("zero_i", {0}, {});
+  body.node("Mod", {"i", "two_i"}, {"parity"});
+  body.node("Equal", {"parity", "zero_i"}, {"even"});
+  auto* branch = body.node("If", {"even"}, {"next"}, "branch");
+  test::GraphBuilder then_g(test::attr_graph(branch, "then_branch"));
+  then_g.proto()->set_name("add_w");
+  then_g.node("Add", {"acc_in", "w"}, {"t"});
+  then_g.output_any("t", P::FLOAT);
+  test::GraphBuilder else_g(test::attr_graph(branch, "else_branch"));
+  else_g.proto()->set_name("sub_k");
+  else_g.node("Sub", {"acc_in", "k"}, {"e"});
+  else_g.output_any("e", P::FLOAT);
+  body.node("Identity", {"cond"}, {"cond_out"});
+  body.node("Identity", {"next"}, {"acc_out"});
+  body.node("Identity", {"next"}, {"trace_out"});
+  body.output("cond_out", P::BOOL, {}).output("acc_out", P::FLOAT, {2}).output("trace_out", P::FLOAT, {2});
+  g.output("acc", P::FLOAT, {2}).output("trace", P::FLOAT, {3, 2});
+  return Model::from_bytes(mb.bytes(), "loop_if.onnx", "", {.device = kDev});
+}
+
+TEST(OnnxSubgraphs, ALoopBodysIfReadsValuesOfTheOuterGraph) {
+  Model m = loop_if_model();
+  // x = (1, 2): w = (2, 4), k = (10, 20): (2, 4), (-8, -16), (-6, -12).
+  std::vector<Value> out = m.run({{"x", floats({1, 2}, {2})}});
+  expect_values(out.at(0), {-6, -12}, {2});
+  expect_values(out.at(1), {2, 4, -8, -16, -6, -12}, {3, 2});
+  // x = (3, -1): w = (6, -2): (6, -2), (-4, -22), (2, -24); the same shapes, so a replay if captured.
+  out = m.run({{"x", floats({3, -1}, {2})}});
+  expect_values(out.at(0), {2, -24}, {2});
+  expect_values(out.at(1), {6, -2, -4, -22, 2, -24}, {3, 2});
+}
+
+// ---------------------------------------------------------------- TfIdfVectorizer beyond the suite's TF
+
+// Rows (1, 2, 1, 3, 2) and (3, 3, 3, 7, 1); pool: unigrams 1, 3, 7 and bigrams (1, 2), (2, 3), numbered
+// 0..4 and counted into coordinates 4..0 (reversed). Bigrams skip up to 1: row 0 has (1, 2) at distance 1
+// (x0, x1) and 2 (x2, x4), and (2, 3) at distance 2 (x1, x3). Counts per gram: row 0 (2, 1, 0, 2, 1),
+// row 1 (1, 3, 1, 0, 0); by coordinate: (1, 2, 0, 1, 2) and (0, 0, 1, 3, 1). Weights are per coordinate.
+std::vector<double> tfidf(const std::string& mode, int64_t min_gram) {
+  ModelBuilder mb(13);
+  auto g = mb.graph();
+  g.input("x", P::INT32, {2, 5});
+  auto* n = g.node("TfIdfVectorizer", {"x"}, {"y"});
+  test::attr_s(n, "mode", mode);
+  attr(n, "min_gram_length", min_gram), attr(n, "max_gram_length", 2), attr(n, "max_skip_count", 1);
+  attr(n, "ngram_counts", std::vector<int64_t>{0, 3});
+  attr(n, "ngram_indexes", std::vector<int64_t>{4, 3, 2, 1, 0});
+  attr(n, "pool_int64s", std::vector<int64_t>{1, 3, 7, 1, 2, 2, 3});
+  test::attr_floats(n, "weights", {0.5f, 2, 9, 3, 4});
+  g.output("y", P::FLOAT, {2, 5});
+  Model m = Model::from_bytes(mb.bytes(), "tfidf.onnx", "", {.device = kDev});
+  Tensor x = Tensor::from(std::vector<int32_t>{1, 2, 1, 3, 2, 3, 3, 3, 7, 1}, {2, 5}, kDev);
+  return m.run({{"x", x}}).at(0).tensor().cast(dtypes::float64).to_vector<double>();
+}
+
+TEST(OnnxTfIdf, ModesWeightTheCountsOfSkippedNGrams) {
+  EXPECT_EQ(tfidf("TF", 1), (std::vector<double>{1, 2, 0, 1, 2, 0, 0, 1, 3, 1}));
+  EXPECT_EQ(tfidf("IDF", 1), (std::vector<double>{0.5, 2, 0, 3, 4, 0, 0, 9, 3, 4}));
+  EXPECT_EQ(tfidf("TFIDF", 1), (std::vector<double>{0.5, 4, 0, 3, 8, 0, 0, 9, 9, 4}));
+  EXPECT_EQ(tfidf("TF", 2), (std::vector<double>{1, 2, 0, 0, 0, 0, 0, 0, 0, 0}));  // bigrams only
+}
+
+TEST(OnnxTfIdf, AStringPoolIsAClearError) {
+  ModelBuilder mb(13);
+  auto g = mb.graph();
+  g.input("x", P::INT64, {4});
+  auto* n = g.node("TfIdfVectorizer", {"x"}, {"y"}, "tfidf");
+  test::attr_s(n, "mode", "TF");
+  attr(n, "min_gram_length", 1), attr(n, "max_gram_length", 1), attr(n, "max_skip_count", 0);
+  attr(n, "ngram_counts", std::vector<int64_t>{0});
+  attr(n, "ngram_indexes", std::vector<int64_t>{0, 1});
+  test::attr_strings(n, "pool_strings", {"a", "b"});
+  g.output_any("y", P::FLOAT);
+  Model m = Model::from_bytes(mb.bytes(), "tfidf.onnx", "", {.device = kDev});
+  EXPECT_EQ(error_of([&] { m.run({{"x", Tensor::from(std::vector<int64_t>{1, 2, 3, 4}, {4}, kDev)}}); }),
+            "[onnx] tfidf.onnx: node 'tfidf' (TfIdfVectorizer): the pool is strings (pool_strings), which need "
+            "string inputs: sluice has no string dtype");
 }
 
 }  // namespace

@@ -101,6 +101,24 @@ inline void attr_f(::onnx::NodeProto* n, const std::string& name, float v) {
   a->set_type(::onnx::AttributeProto::FLOAT);
   a->set_f(v);
 }
+inline void attr_floats(::onnx::NodeProto* n, const std::string& name, std::vector<float> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOATS);
+  for (float x : v) a->add_floats(x);
+}
+inline void attr_s(::onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+inline void attr_strings(::onnx::NodeProto* n, const std::string& name, std::vector<std::string> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRINGS);
+  for (const std::string& x : v) a->add_strings(x);
+}
 inline ::onnx::GraphProto* attr_graph(::onnx::NodeProto* n, const std::string& name) {
   auto* a = n->add_attribute();
   a->set_name(name);
