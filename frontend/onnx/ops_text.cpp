@@ -1,5 +1,6 @@
 // ONNX ops: text features over token ids, TfIdfVectorizer (op.h). Strings have no sluice dtype, so the
 // pool must be integers (pool_int64s) and the input int32 or int64 token ids.
+#include <limits>
 #include <map>
 
 #include "frontend/onnx/op.h"
@@ -107,9 +108,12 @@ Values x_tfidf(OpContext& c) {
       if (!fits) g.items.erase(g.items.begin() + long(k)), g.out.erase(g.out.begin() + long(k));
     }
     if (g.items.empty() || rows.numel() == 0) continue;
-    std::vector<float> scatter(g.items.size() * size_t(out_size), 0.0f);  // (G, O): gram k -> g.out[k]
-    for (size_t k = 0; k < g.items.size(); ++k) scatter[k * size_t(out_size) + size_t(g.out[k])] = 1;
-    Tensor to_out = Tensor::from(scatter, {int64_t(g.items.size()), out_size}, c.device());
+    // (G, O), gram k -> coordinate g.out[k], as a lazy one-hot: nothing of size O is made on the host.
+    const int64_t grams = int64_t(g.out.size());
+    Tensor coords = out_size <= std::numeric_limits<int32_t>::max()
+                        ? Tensor::from(std::vector<int32_t>(g.out.begin(), g.out.end()), {grams}, c.device())
+                        : c.tensor_of(g.out);
+    Tensor to_out = coords.one_hot(out_size).cast(dtypes::float32);
     y = y + count_grams(rows, g, max_skip, c.device()).cast(dtypes::float32).matmul(to_out);
   }
   const std::vector<double> weights = c.attr_floats("weights", {});
