@@ -30,10 +30,14 @@ fs::path data_dir() {
   return env && *env ? fs::path(env) : fs::path(SLUICE_SOURCE_DIR) / "data";
 }
 fs::path model_path() { return data_dir() / "vad-web" / "dist" / "silero_vad_v5.onnx"; }
+// A folder of this process's files, removed at exit.
 fs::path scratch() {
-  const fs::path d = fs::temp_directory_path() / ("sluice_vad_test_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
+  static const struct Dir {
+    fs::path path = fs::temp_directory_path() / ("sluice_vad_test_" + std::to_string(::getpid()));
+    ~Dir() { fs::remove_all(path); }
+  } dir;
+  fs::create_directories(dir.path);
+  return dir.path;
 }
 
 // The clip and ONNX Runtime's probabilities for it, made once; `skip` says why not when they could not be.
@@ -64,7 +68,6 @@ const Reference& reference() {
     if (std::system(cmd.c_str()) != 0) return r.skip = "ONNX Runtime failed: " + cmd, r;
     std::ifstream in(scratch() / "ort.json");
     r.probs = nlohmann::json::parse(in).at("probabilities").get<std::vector<float>>();
-    fs::remove_all(scratch());
     return r;
   }();
   return r;
