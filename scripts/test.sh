@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/install-deps.sh cli vulkan opencl hip onnx
+scripts/fetch-models.sh  # the real models and ONNX Runtime, the models tests' reference (skipped when present)
 cmake --preset default
 cmake --build --preset default -j "${SLUICE_JOBS:-$(nproc)}"
 ctest --preset default --output-on-failure -j 2

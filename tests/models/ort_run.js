@@ -1,7 +1,7 @@
 // Runs an ONNX model with ONNX Runtime (onnxruntime-node, which scripts/fetch-models.sh puts in
 // data/node_modules) on .npy inputs: the independent reference the model tests compare sluice with, and
 // the peer the benchmarks time. sluice itself never links it.
-//   node ort_run.js MODEL OUT_DIR [--threads N] [--bench N] NAME=FILE.npy ...
+//   node ort_run.js MODEL OUT_DIR [--threads N] [--bench N] NAME=FILE.npy|NAME=random:D0xD1x... ...
 // Writes OUT_DIR/<output name>.npy (names with characters outside [A-Za-z0-9_.-] get '_'); with --bench N
 // runs N more times after 3 warm-up runs and prints {"median_ms", "p99_ms", "runs"} as JSON on stdout.
 'use strict';
@@ -36,6 +36,15 @@ function readNpy(file) {
   return new ort.Tensor(type, type === 'bool' ? Uint8Array.from(arr) : arr, shape);
 }
 
+// 'D0xD1x...': float32 uniform in [0, 1), for benchmarks that need only the shape.
+function randomFloats(dims) {
+  const shape = dims.split('x').map(Number);
+  if (shape.some((d) => !Number.isInteger(d) || d < 0)) throw new Error(`bad random shape '${dims}'`);
+  const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+  for (let i = 0; i < data.length; i++) data[i] = Math.random();
+  return new ort.Tensor('float32', data, shape);
+}
+
 function writeNpy(file, t) {
   const code = Object.keys(kTypes).find((k) => kTypes[k][0] === t.type);
   const dims = t.dims.length === 1 ? `${t.dims[0]},` : t.dims.join(', ');
@@ -62,7 +71,8 @@ async function main() {
     else if (args[i] === '--bench') bench = Number(args[++i]);
     else {
       const eq = args[i].indexOf('=');
-      feeds[args[i].slice(0, eq)] = readNpy(args[i].slice(eq + 1));
+      const value = args[i].slice(eq + 1);
+      feeds[args[i].slice(0, eq)] = value.startsWith('random:') ? randomFloats(value.slice(7)) : readNpy(value);
     }
   }
   const session = await ort.InferenceSession.create(model, {intraOpNumThreads: threads, interOpNumThreads: 1});

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The real models side by side with ONNX Runtime (its CPU provider, same thread count): PP-OCRv4 det on a
+# 352x768 image, rec on 6 lines of width 512, cls on 6 lines. Rounds interleave the two sides (this
+# machine is noisy); each prints medians and the ratio sluice/ORT. Also each model's cold (empty kernel
+# cache) and warm first-run times on the sluice side. Silero VAD per chunk: `sluice vad --json`.
+#
+#   scripts/bench-models.sh [--device D] [--threads "1 2"] [--runs N] [--rounds R]
+# Needs build/default (scripts/test.sh builds it) and scripts/fetch-models.sh's data.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+device=CPU threads="1 2" runs=20 rounds=3
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --device) device=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    *) echo "bench-models: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+scripts/fetch-models.sh --check
+sluice=build/default/tools/sluice
+[[ -x $sluice ]] || { echo "bench-models: build first (scripts/test.sh or cmake --build --preset default)" >&2; exit 1; }
+A=${SLUICE_DATA:-data}/ocr-models/assets
+D=p2o.DynamicDimension
+# name  model file  sluice --dim flags  ORT random input shape
+MODELS=(
+  "det ch_PP-OCRv4_det_infer.onnx        $D.0=1,$D.1=352,$D.2=768  1x3x352x768"
+  "rec ch_PP-OCRv4_rec_infer.onnx        $D.0=6,$D.1=512           6x3x48x512"
+  "cls ch_ppocr_mobile_v2.0_cls_infer.onnx $D.0=6,$D.1=48,$D.2=192 6x3x48x192"
+)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+field() { node -e "const j=JSON.parse(require('fs').readFileSync(0,'utf8'));console.log($1)"; }
+
+printf '%-4s %-7s %8s %12s %12s %8s\n' model threads device "sluice ms" "ORT ms" ratio
+for row in "${MODELS[@]}"; do
+  read -r name file dims shape <<< "$row"
+  dim_flags=()
+  IFS=, read -ra ds <<< "$dims"
+  for d in "${ds[@]}"; do dim_flags+=(--dim "$d"); done
+  # Cold and warm first runs: an empty kernel cache, then the filled one.
+  mkdir -p "$tmp/cache-$name"
+  cold=$(SLUICE_CACHE_DIR="$tmp/cache-$name" $sluice run "$A/$file" --device "$device" "${dim_flags[@]}" --json |
+    field 'j.first_run.ms.toFixed(0)')
+  warm=$(SLUICE_CACHE_DIR="$tmp/cache-$name" $sluice run "$A/$file" --device "$device" "${dim_flags[@]}" --json |
+    field 'j.first_run.ms.toFixed(0)')
+  for t in $threads; do
+    : > "$tmp/s" && : > "$tmp/o"
+    for ((r = 0; r < rounds; r++)); do
+      SLUICE_CACHE_DIR="$tmp/cache-$name" SLUICE_CPU_THREADS=$t $sluice run "$A/$file" --device "$device" \
+        "${dim_flags[@]}" --bench "$runs" --json | field 'j.bench.median_ms' >> "$tmp/s"
+      # OPENBLAS_CORETYPE is unset for the peer only (it is how this machine is told to slow OpenBLAS down).
+      env -u OPENBLAS_CORETYPE node tests/models/ort_run.js "$A/$file" "$tmp/ort" --threads "$t" --bench "$runs" \
+        "x=random:$shape" | field 'j.median_ms' >> "$tmp/o"
+    done
+    s=$(median < "$tmp/s") o=$(median < "$tmp/o")
+    printf '%-4s %-7s %8s %12.2f %12.2f %7.2fx\n' "$name" "$t" "$device" "$s" "$o" "$(echo "$s / $o" | bc -l)"
+  done
+  echo "     $name first run on $device: cold cache ${cold} ms, warm cache ${warm} ms"
+done
