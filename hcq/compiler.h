@@ -51,6 +51,12 @@ class Compiler {
   uint64_t invocations() const { return invocations_.load(); }  // compile_unit calls (compiler processes)
   uint64_t cache_hits() const { return cache_hits_.load(); }
 
+  // What a binary of this compiler needs of the place that loads it, as text: a binary made where
+  // binary_target() is T loads and runs wherever it is T again (a saved plan, runtime/saved_plan.h, checks
+  // it). Default: identity(), the strictest answer; a backend whose binaries outlive a compiler upgrade
+  // says less (the CPU: the processor, not the clang that made the object).
+  virtual std::string binary_target() const { return identity(); }
+
  protected:
   // Whatever besides the source changes the binary (compiler version, flags, target CPU).
   virtual std::string identity() const = 0;

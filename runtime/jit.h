@@ -33,6 +33,7 @@ namespace sluice {
 namespace hcq {
 class Graph;
 }
+struct SavedPlan;
 
 struct JitOptions {
   bool capture_first_call = false;
@@ -56,6 +57,10 @@ class Jit {
   const RealizeReport& report() const { return report_; }
 
  private:
+  // A captured Jit to and from a file's contents (runtime/saved_plan.h).
+  friend SavedPlan save_plan(const Jit& jit);
+  friend Jit load_plan(const SavedPlan& plan, const std::string& device);
+
   struct Patch {
     size_t item;
     uint32_t arg;  // exec: buffer index; copy: 0 dst, 1 src

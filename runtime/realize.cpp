@@ -153,6 +153,7 @@ uint64_t Realizer::execute(const std::vector<const ScheduleItem*>& items, Realiz
         if (capture && bytes) {
           capture->items.push_back(hcq::GraphCopy{dst->addr(), src->addr(), bytes});
           capture->item_bufs.push_back({it.bufs[0], it.bufs[1]});
+          capture->item_outputs.push_back(1);
         }
       } else {  // from another device: through the host once its work so far is done (copyout waits)
         if (!q.empty()) {
@@ -178,6 +179,7 @@ uint64_t Realizer::execute(const std::vector<const ScheduleItem*>& items, Realiz
     if (capture) {
       capture->items.push_back(hcq::GraphExec{progs[i], args, dims[i].first, dims[i].second});
       capture->item_bufs.push_back(it.bufs);
+      capture->item_outputs.push_back(uint32_t(outputs_of(it)));
     }
   }
   uint64_t done = 0;
@@ -275,6 +277,24 @@ std::vector<eval::HostArray> Realizer::run(const std::vector<Tensor>& tensors, R
   std::vector<eval::HostArray> out;
   for (const UOp& f : realize(tensors, report)) out.push_back(read_realized(f));
   return out;
+}
+
+Capture::~Capture() {
+  if (programs.empty()) return;
+  uint64_t last = 0;
+  for (const auto& m : memory) last = std::max(last, m->last_use());
+  try {
+    device->timeline().wait(last);
+  } catch (const std::exception&) {
+    // A failed timeline: the device skips (or has abandoned) the work that would run these programs.
+  }
+}
+
+std::string Realizer::source_of(const hcq::Program& program) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [src, p] : programs_)
+    if (p.get() == &program) return src;
+  return "";
 }
 
 eval::HostArray realize_on_cpu(const Tensor& t) { return realizer("CPU").run({t}).at(0); }

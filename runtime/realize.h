@@ -64,10 +64,17 @@ struct RealizeReport {
 // What one realize ran, in order, for the JIT (runtime/jit.h): graph items with the BUFFER node behind
 // every address, on one device.
 struct Capture {
+  Capture() = default;
+  Capture(const Capture&) = delete;
+  Capture& operator=(const Capture&) = delete;
+  ~Capture();  // with programs of its own, first waits until the device is done with every buffer it used
+
   hcq::Device* device = nullptr;
   std::vector<hcq::GraphItem> items;
   std::vector<std::vector<UOp>> item_bufs;      // per item: the BUFFER of each address (copies: dst, src)
+  std::vector<uint32_t> item_outputs;           // per item: how many of its first addresses it writes
   std::vector<std::shared_ptr<Buffer>> memory;  // every buffer used, kept alive with the capture
+  std::vector<std::unique_ptr<hcq::Program>> programs;  // a loaded plan's own (a realize's: its Realizer's)
   bool ok = true;
   std::string why;  // when !ok: what cannot be captured
 };
@@ -93,6 +100,8 @@ class Realizer {
   void run_schedule(const Schedule& s, RealizeReport* report = nullptr, Capture* capture = nullptr);
   // realize, then each tensor's values copied to the host (on NULL, whatever its memory holds).
   std::vector<eval::HostArray> run(const std::vector<Tensor>& tensors, RealizeReport* report = nullptr);
+  // The source a program this Realizer loaded was compiled from; "" for a program it did not load.
+  std::string source_of(const hcq::Program& program) const;
 
  private:
   // Codegen and one compile batch for the compute items among `items` that this device runs.

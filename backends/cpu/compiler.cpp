@@ -66,6 +66,19 @@ std::string cpu_model() {
   return "unknown";
 }
 
+// The processor -march=native compiled for: its model and (hashed) feature flags, since a virtual machine
+// may hide features of the model it names.
+std::string cpu_target() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string model = "unknown", flags;
+  for (std::string line; std::getline(f, line) && (model == "unknown" || flags.empty());) {
+    if (line.rfind("model name", 0) == 0 && model == "unknown")
+      model = line.substr(std::min(line.size(), line.find(':') + 2));
+    if (line.rfind("flags", 0) == 0 && flags.empty()) flags = line;
+  }
+  return "x86-64 objects for " + model + " (cpu flags " + hcq::sha256_hex(flags).substr(0, 12) + ")";
+}
+
 class Compiler final : public hcq::Compiler {
  public:
   explicit Compiler(fs::path cache_dir) : hcq::Compiler("cpu", std::move(cache_dir)), clang_(find_clang()) {
@@ -85,6 +98,8 @@ class Compiler final : public hcq::Compiler {
 
  protected:
   std::string identity() const override { return identity_; }
+  // An object runs wherever the processor is the same: no clang is needed to load it.
+  std::string binary_target() const override { return target_; }
 
   // Split when each unit gets enough work to pay for its process, at most one unit per core.
   size_t parallel_units(std::span<const std::string_view> misses) const override {
@@ -120,7 +135,7 @@ class Compiler final : public hcq::Compiler {
 
  private:
   fs::path clang_;
-  std::string identity_;
+  std::string identity_, target_ = cpu_target();
   size_t cores_ = cores();
 };
 

@@ -14,6 +14,7 @@
 #include "runtime/jit.h"
 #include "runtime/realize.h"
 #include "runtime/reference.h"
+#include "runtime/saved_plan.h"
 
 namespace sluice::onnx {
 namespace {
@@ -110,6 +111,7 @@ struct Model::Impl {
   std::vector<ValueInfo> inputs;
   std::unordered_map<const TensorData*, Tensor> constants;
   std::vector<std::unique_ptr<Plan>> plans;
+  Plan* last = nullptr;  // the plan the last run made or replayed; null when it ran unplanned
   RunInfo info;
 
   std::vector<Value> bind(const std::map<std::string, Value>& given);
@@ -160,6 +162,23 @@ const std::vector<ValueInfo>& Model::outputs() const { return impl_->parsed->gra
 const ParsedModel& Model::parsed() const { return *impl_->parsed; }
 const RunInfo& Model::last_run() const { return impl_->info; }
 std::vector<Value> Model::run(const std::map<std::string, Value>& inputs) { return impl_->run(inputs); }
+
+void Model::save(const std::string& path) const {
+  const Impl& m = *impl_;
+  SLUICE_CHECK_IN(ValueError, "save", m.last)
+      << name() << ": "
+      << (m.info.not_captured.empty() ? "run it once with inputs of the shapes to compile it for"
+                                      : "its last run was not captured (" + m.info.not_captured + ")")
+      << "; there is no plan to save";
+  SavedPlan plan = save_plan(*m.last->jit);
+  plan.label = name();
+  for (size_t k = 0; k < plan.inputs.size(); ++k) {
+    plan.inputs[k].name = m.inputs[k].name;
+    if (auto it = m.last->read.find(k); it != m.last->read.end()) plan.inputs[k].fixed = it->second.to_bytes();
+  }
+  for (size_t k = 0; k < plan.outputs.size(); ++k) plan.outputs[k].name = outputs()[k].name;
+  write_plan_file(plan, path);
+}
 
 // The given values in declared order, checked against the declared types, on the model's device.
 std::vector<Value> Model::Impl::bind(const std::map<std::string, Value>& given) {
@@ -288,6 +307,7 @@ std::vector<Value> Model::Impl::run_plain(const std::vector<Value>& in) {
 std::vector<Value> Model::Impl::run(const std::map<std::string, Value>& given) {
   const auto t0 = Clock::now();
   info = {};
+  last = nullptr;
   std::vector<Value> in = bind(given);
   bool tensors_only = true;
   for (const Value& v : in) tensors_only &= v.is_tensor();
@@ -331,6 +351,7 @@ std::vector<Value> Model::Impl::run(const std::map<std::string, Value>& given) {
       }
     }
     std::vector<Tensor> outs = (*plan->jit)(ts);
+    last = plan;
     info.replayed = true;
     info.kernels = plan->jit->kernel_count();
     info.total_ms = ms_since(t0);
@@ -378,6 +399,7 @@ std::vector<Value> Model::Impl::run(const std::map<std::string, Value>& given) {
                           : p->jit->why();
   info.captured = p->replayable;
   if (!p->replayable) info.not_captured = p->why;
+  if (p->replayable) last = p.get();
   plans.push_back(std::move(p));
   info.total_ms = ms_since(t0);
   return out;

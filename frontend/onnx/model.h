@@ -75,6 +75,11 @@ class Model {
   // Runs the model; returns its outputs in declared order. Tensors on another device are copied over.
   std::vector<Value> run(const std::map<std::string, Value>& inputs);
   const RunInfo& last_run() const;
+  // Saves the plan of the last run (for its input shapes, and the values of any input the graph read on
+  // the host) as a compiled model that CompiledModel::load runs in a later process without importing,
+  // scheduling or compiling (compiled_model.h). Written atomically. ValueError when nothing ran yet or the
+  // last run was not captured (RunInfo::not_captured says why), or the file cannot be written.
+  void save(const std::string& path) const;
 
  private:
   struct Impl;

@@ -392,6 +392,56 @@ TEST(Cli, RunBadInputIsAClearError) {
   EXPECT_EQ(none.code, 2);
 }
 
+// `sluice compile` then `sluice run FILE` in another process, with an empty compiler cache that stays
+// empty: the compiled model runs nothing through the compiler.
+TEST(Cli, CompileThenRunTheCompiledModel) {
+  const fs::path model = fs::path(kOnnxData) / "node/test_add/model.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const fs::path dir = fs::temp_directory_path() / ("sluice_cli_compile_" + std::to_string(getpid()));
+  fs::create_directories(dir / "cache");
+  const std::string file = (dir / "add.sluice").string();
+  Proc c = sluice("compile " + model.string() + " --device CPU -o " + file + " --json");
+  ASSERT_EQ(c.code, 0) << c.err;
+  json cj = parse(c);
+  EXPECT_EQ(cj.at("kernels"), 1);
+  EXPECT_EQ(cj.at("inputs").at("x"), json::array({3, 4, 5}));
+  EXPECT_EQ(cj.at("bytes").get<uint64_t>(), fs::file_size(file));
+
+  std::vector<float> x(60), y(60);
+  for (int i = 0; i < 60; ++i) x[size_t(i)] = float(i), y[size_t(i)] = 2.0f * float(i);
+  write_npy_f32(dir / "x.npy", "3, 4, 5", x);
+  write_npy_f32(dir / "y.npy", "3, 4, 5", y);
+  Proc r = sluice("run " + file + " --input x=" + (dir / "x.npy").string() + " --input y=" +
+                      (dir / "y.npy").string() + " --output-dir " + (dir / "out").string() + " --bench 3 --json",
+                  "SLUICE_CACHE_DIR=" + (dir / "cache").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = parse(r);
+  EXPECT_TRUE(j.at("compiled_model").get<bool>());
+  EXPECT_EQ(j.at("device"), "CPU");
+  EXPECT_EQ(j.at("compiler_runs"), 0);
+  EXPECT_EQ(j.at("compiler_cache_reads"), 0);
+  EXPECT_TRUE(fs::is_empty(dir / "cache")) << "the compiled model's run wrote to the compiler cache";
+  std::vector<float> sum = read_npy_f32(dir / "out" / "sum.npy");
+  ASSERT_EQ(sum.size(), 60u);
+  for (int i = 0; i < 60; ++i) EXPECT_EQ(sum[size_t(i)], 3.0f * float(i));
+  Proc h = sluice("run " + file);
+  ASSERT_EQ(h.code, 0) << h.err;
+  EXPECT_NE(h.out.find("nothing imported or compiled: 0 compiler runs"), std::string::npos) << h.out;
+
+  Proc other = sluice("run " + file + " --device NULL");
+  EXPECT_EQ(other.code, 1);
+  EXPECT_NE(other.err.find("was compiled for CPU"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("it cannot run on NULL"), std::string::npos) << other.err;
+  Proc unwritable = sluice("compile " + model.string() + " --device CPU -o " + (dir / "no" / "such.sluice").string());
+  EXPECT_EQ(unwritable.code, 1);
+  EXPECT_NE(unwritable.err.find("cannot write the compiled model"), std::string::npos) << unwritable.err;
+  Proc help = sluice("compile --help");
+  EXPECT_EQ(help.code, 0);
+  std::istringstream lines(help.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, RunListsTheSupportedOps) {
   Proc r = sluice("run --list-ops --json");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add_latency_command(app, exit_code);
   add_profile_command(app, exit_code);
   add_run_command(app, exit_code);
+  add_compile_command(app, exit_code);
   add_vad_command(app, exit_code);
   try {
     app.parse(argc, argv);

@@ -2,23 +2,30 @@
 // .npy files or random ones, prints each input and output (shape, dtype, min/max/mean), the import,
 // build, schedule, codegen and compile times and the kernels per run; --bench N times N steady-state runs
 // (median, p99); --output-dir writes the outputs as .npy files.
+// `sluice run FILE` of a compiled model (`sluice compile`, told apart by its magic) does the same without
+// importing or compiling (frontend/onnx/compiled_model.h): it prints the load time instead, and how many
+// compiler runs and cache reads the whole command made (none).
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 
+#include "frontend/onnx/compiled_model.h"
 #include "frontend/onnx/model.h"
 #include "frontend/onnx/op.h"
 #include "frontend/onnx/proto.h"
 #include "runtime/device.h"
 #include "runtime/device_name.h"
 #include "runtime/reference.h"
-#include "tools/sluice/cli.h"
 #include "runtime/npy.h"
+#include "runtime/saved_plan.h"
+#include "tools/sluice/cli.h"
+#include "tools/sluice/model_inputs.h"
 
 namespace sluice::cli {
 namespace {
@@ -26,7 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 using onnx::Model;
 using onnx::Value;
-using onnx::ValueInfo;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
@@ -38,42 +44,6 @@ struct Options {
 };
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-// "NAME=VALUE" split at the first '='; UsageError naming the option otherwise.
-std::pair<std::string, std::string> split_eq(const std::string& s, const char* option) {
-  const size_t eq = s.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw UsageError(std::string(option) + " takes NAME=VALUE, got '" + s + "'");
-  return {s.substr(0, eq), s.substr(eq + 1)};
-}
-
-// Random values of the input's declared type: floats uniform in [0, 1), integers in [0, 10), bools.
-Tensor random_input(const ValueInfo& in, const std::map<std::string, int64_t>& dims, uint64_t seed,
-                    const std::string& device) {
-  if (in.kind != ValueInfo::Kind::Tensor)
-    throw UsageError("input '" + in.name + "' is " + in.type_str() + ": sluice run gives tensors only");
-  Shape shape;
-  for (const onnx::Dim& d : in.shape) {
-    if (d.size >= 0) {
-      shape.push_back(d.size);
-    } else if (auto it = dims.find(d.symbol); !d.symbol.empty() && it != dims.end()) {
-      shape.push_back(it->second);
-    } else {
-      throw UsageError("input '" + in.name + "' is " + in.type_str() + ": give --dim " +
-                       (d.symbol.empty() ? std::string("SYMBOL") : d.symbol) + "=N or --input " + in.name +
-                       "=FILE.npy");
-    }
-  }
-  const DType dt = in.known_dtype ? in.dtype : dtypes::float32;
-  Tensor r = dt.is_float()  ? Tensor::rand(shape, seed, device).cast(dt)
-             : dt.is_bool() ? Tensor::rand(shape, seed, device).lt(0.5)
-                            : Tensor::randint(shape, 0, 10, seed, device).cast(dt);
-  // Made on the host (the reference evaluator), so the timed runs start from host data as a file's would.
-  eval::HostArray a = reference(r);
-  auto host = std::make_shared<HostBuffer>();
-  host->dtype = dt, host->size = a.numel(), host->bytes = a.to_bytes();
-  return Tensor::from_host(std::move(host), shape, device);
-}
 
 nlohmann::json describe(const std::string& name, const Tensor& t) {
   eval::HostArray a = reference(t);
@@ -106,6 +76,88 @@ void print_value(const char* role, const nlohmann::json& v) {
   std::printf("\n");
 }
 
+// DIR/NAME.npy, with the characters of NAME a file name should not hold replaced by '_'.
+void write_output(const std::string& dir, const std::string& name, const Tensor& t) {
+  std::string file = name;
+  for (char& c : file)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
+  fs::create_directories(dir);
+  eval::HostArray a = reference(t);
+  write_npy((fs::path(dir) / (file + ".npy")).string(), a.dtype, a.shape, a.to_bytes());
+}
+
+// Steady-state runs of `run` (after 3 warm-up runs), each waited for on `dev`.
+Stats bench(int runs, hcq::Device& dev, const std::function<void()>& run) {
+  std::vector<double> samples;
+  if (runs > 0) {
+    for (int i = 0; i < 3; ++i) run();
+    dev.synchronize();
+    for (int i = 0; i < runs; ++i) {
+      const auto t0 = Clock::now();
+      run();
+      dev.synchronize();
+      samples.push_back(ms_since(t0));
+    }
+  }
+  return stats_of(samples);
+}
+
+nlohmann::json bench_json(int runs, const Stats& st) {
+  return {{"runs", runs}, {"median_ms", st.median}, {"p99_ms", st.p99}, {"min_ms", st.min}, {"max_ms", st.max}};
+}
+
+// A compiled model: load (timed), then the same runs as for an ONNX file.
+int run_compiled(const Options& o) {
+  if (!o.dims.empty()) throw UsageError("--dim: a compiled model's shapes are fixed (sluice compile --dim)");
+  // The device opened before the clock starts (an absent one is a usage error), so the load time is the
+  // file's: reading, checking, uploading the weights and loading the kernels.
+  const std::string device = o.device.empty() ? read_plan_file(o.model).target.device : select_devices(o.device).at(0);
+  hcq::Device& dev = open_device(device);
+  const uint64_t inv0 = dev.compiler().invocations(), hits0 = dev.compiler().cache_hits();
+  auto t0 = Clock::now();
+  onnx::CompiledModel m = onnx::CompiledModel::load(o.model, device);
+  const double load_ms = ms_since(t0);
+
+  std::map<std::string, Value> inputs;
+  nlohmann::json in_j = nlohmann::json::array();
+  std::vector<Tensor> ts = model_inputs(m.inputs(), o.inputs, {}, o.seed, m.device());
+  for (size_t k = 0; k < ts.size(); ++k) {
+    in_j.push_back(describe(m.inputs()[k].name, ts[k]));
+    inputs[m.inputs()[k].name] = ts[k];
+  }
+  t0 = Clock::now();
+  std::vector<Value> out = m.run(inputs);
+  dev.synchronize();
+  const double first_ms = ms_since(t0);
+  nlohmann::json out_j = nlohmann::json::array();
+  for (size_t k = 0; k < out.size(); ++k) {
+    out_j.push_back(describe(m.outputs()[k].name, out[k].tensor()));
+    if (!o.output_dir.empty()) write_output(o.output_dir, m.outputs()[k].name, out[k].tensor());
+  }
+  const Stats st = bench(o.bench, dev, [&] { m.run(inputs); });
+  const uint64_t compiles = dev.compiler().invocations() - inv0, cache_reads = dev.compiler().cache_hits() - hits0;
+
+  if (o.json) {
+    nlohmann::json j = {{"model", o.model},     {"compiled_model", true}, {"name", m.name()},
+                        {"device", m.device()}, {"inputs", in_j},         {"outputs", out_j},
+                        {"load_ms", load_ms},   {"first_run", {{"ms", first_ms}}},
+                        {"compiler_runs", compiles}, {"compiler_cache_reads", cache_reads}};
+    if (o.bench > 0) j["bench"] = bench_json(o.bench, st);
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%s on %s (compiled from %s)\n", o.model.c_str(), m.device().c_str(), m.name().c_str());
+  for (const auto& v : in_j) print_value("input", v);
+  for (const auto& v : out_j) print_value("output", v);
+  std::printf("load %.1f ms (nothing imported or compiled: %llu compiler runs, %llu cache reads)\n", load_ms,
+              (unsigned long long)compiles, (unsigned long long)cache_reads);
+  std::printf("first run %.3f ms\n", first_ms);
+  if (o.bench > 0)
+    std::printf("bench %d runs: median %.3f ms, p99 %.3f ms (min %.3f, max %.3f)\n", o.bench, st.median, st.p99,
+                st.min, st.max);
+  return 0;
+}
+
 int list_ops(bool json) {
   if (json) {
     nlohmann::json ops = nlohmann::json::array();
@@ -128,45 +180,20 @@ int list_ops(bool json) {
 int run(const Options& o) {
   if (o.list_ops) return list_ops(o.json);
   if (o.model.empty()) throw UsageError("give a model: sluice run MODEL.onnx (or --list-ops)");
+  if (is_plan_file(o.model)) return run_compiled(o);
   const std::string device = o.device.empty() ? default_device_name() : select_devices(o.device).at(0);
-  std::map<std::string, int64_t> dims;
-  for (const std::string& d : o.dims) {
-    auto [k, v] = split_eq(d, "--dim");
-    try {
-      dims[k] = std::stoll(v);
-    } catch (const std::exception&) { throw UsageError("--dim " + d + ": the size is not a number"); }
-  }
   open_device(device);  // opened (and every backend probed) before the clock starts: import times the file
   canonical_device(device);
   auto t0 = Clock::now();
   Model m = Model::load(o.model, {.device = device});
   const double import_ms = ms_since(t0);
 
-  std::map<std::string, std::string> given;
-  for (const std::string& s : o.inputs) {
-    auto [k, v] = split_eq(s, "--input");
-    bool known = false;
-    for (const ValueInfo& i : m.inputs()) known |= i.name == k;
-    if (!known) {
-      std::string names;
-      for (const ValueInfo& i : m.inputs()) names += (names.empty() ? "" : ", ") + i.name;
-      throw UsageError("--input " + s + ": the model has no input '" + k + "' (inputs: " + names + ")");
-    }
-    given[k] = v;
-  }
   std::map<std::string, Value> inputs;
   nlohmann::json in_j = nlohmann::json::array();
-  for (size_t k = 0; k < m.inputs().size(); ++k) {
-    const ValueInfo& info = m.inputs()[k];
-    auto it = given.find(info.name);
-    Tensor t = it == given.end() || it->second == "random"
-                   ? random_input(info, dims, o.seed + k, device)
-                   : [&] {
-                       NpyArray a = read_npy(it->second);
-                       return Tensor::from_host(a.data, a.shape, device);
-                     }();
-    in_j.push_back(describe(info.name, t));
-    inputs[info.name] = t;
+  std::vector<Tensor> ts = model_inputs(m.inputs(), o.inputs, o.dims, o.seed, device);
+  for (size_t k = 0; k < ts.size(); ++k) {
+    in_j.push_back(describe(m.inputs()[k].name, ts[k]));
+    inputs[m.inputs()[k].name] = ts[k];
   }
 
   hcq::Device& dev = open_device(device);
@@ -183,14 +210,7 @@ int run(const Options& o) {
       continue;
     }
     out_j.push_back(describe(name, out[k].tensor()));
-    if (!o.output_dir.empty()) {
-      std::string file = name;
-      for (char& c : file)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
-      fs::create_directories(o.output_dir);
-      eval::HostArray a = reference(out[k].tensor());
-      write_npy((fs::path(o.output_dir) / (file + ".npy")).string(), a.dtype, a.shape, a.to_bytes());
-    }
+    if (!o.output_dir.empty()) write_output(o.output_dir, name, out[k].tensor());
   }
   // The second run: what a steady-state run does (a replay, unless the graph is data-dependent).
   t0 = Clock::now();
@@ -199,18 +219,7 @@ int run(const Options& o) {
   const double second_ms = ms_since(t0);
   const onnx::RunInfo second = m.last_run();
 
-  std::vector<double> samples;
-  if (o.bench > 0) {
-    for (int i = 0; i < 3; ++i) m.run(inputs);
-    dev.synchronize();
-    for (int i = 0; i < o.bench; ++i) {
-      t0 = Clock::now();
-      m.run(inputs);
-      dev.synchronize();
-      samples.push_back(ms_since(t0));
-    }
-  }
-  const Stats st = stats_of(samples);
+  const Stats st = bench(o.bench, dev, [&] { m.run(inputs); });
 
   if (o.json) {
     nlohmann::json j = {{"model", o.model},
@@ -231,7 +240,7 @@ int run(const Options& o) {
                          {{"ms", second_ms}, {"replayed", second.replayed}, {"kernels", second.kernels}}}};
     if (!second.replayed) j["second_run"]["not_replayed"] = second.not_captured;
     if (o.bench > 0)
-      j["bench"] = {{"runs", o.bench}, {"median_ms", st.median}, {"p99_ms", st.p99}, {"min_ms", st.min}, {"max_ms", st.max}};
+      j["bench"] = bench_json(o.bench, st);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -261,8 +270,8 @@ int run(const Options& o) {
 
 void add_run_command(CLI::App& app, int& exit_code) {
   static Options o;
-  CLI::App* cmd = app.add_subcommand("run", "Run an ONNX model: outputs, timings");
-  cmd->add_option("model", o.model, "The .onnx file");
+  CLI::App* cmd = app.add_subcommand("run", "Run an ONNX or compiled model: outputs, timings");
+  cmd->add_option("model", o.model, "The .onnx file, or a compiled model");
   cmd->add_option("--device", o.device, "Device to run on (default: the default device)");
   cmd->add_option("--input", o.inputs, "NAME=FILE.npy or NAME=random (repeatable)");
   cmd->add_option("--dim", o.dims, "SYMBOL=N: a symbolic size, for random inputs");
@@ -277,6 +286,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "  sluice run model.onnx --device CPU\n"
       "  sluice run model.onnx --input x=image.npy --output-dir out/ --bench 100\n"
       "  sluice run model.onnx --dim batch=8 --json\n"
+      "  sluice run model.sluice          (made by sluice compile)\n"
       "Inputs not given are random: floats in [0, 1), integers in [0, 10).\n"
       "Times: import parses and checks the file. The first run builds the\n"
       "Tensor graph, schedules, generates and compiles kernels (disk-cached)\n"
