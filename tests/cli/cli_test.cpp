@@ -59,7 +59,7 @@ json parse(const Proc& r) {
 }
 
 TEST(Cli, EverySubcommandHasHelp) {
-  for (const char* sub : {"", "devices", "conformance", "latency", "profile", "run"}) {
+  for (const char* sub : {"", "devices", "conformance", "latency", "profile", "run", "compile", "vad"}) {
     Proc r = sluice(std::string(sub) + " --help");
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ":\n" << r.out;

@@ -108,8 +108,7 @@ int run(const Options& o) {
 
 void add_vad_command(CLI::App& app, int& exit_code) {
   static Options o;
-  CLI::App* cmd =
-      app.add_subcommand("vad", "Voice activity detection (Silero VAD v5): speech segments, times");
+  CLI::App* cmd = app.add_subcommand("vad", "Speech segments of a WAV (Silero VAD v5)");
   cmd->add_option("file", o.file, "A 16 kHz mono WAV (16-bit PCM or 32-bit float)");
   cmd->add_option("--device", o.device, "Device to run on (default: the default device)");
   cmd->add_option("--threshold", o.threshold, "Speech starts at this probability")
