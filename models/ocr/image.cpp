@@ -27,11 +27,25 @@ Image from_rgb(int width, int height, const uint8_t* rgb) {
 }
 
 Image decode_image(const uint8_t* data, size_t size, const std::string& name) {
-  SLUICE_CHECK_IN(ValueError, "ocr", size > 0 && size < size_t(1) << 31) << name << ": empty or over 2 GiB";
+  SLUICE_CHECK_IN(ValueError, "ocr", size > 0) << name << ": the file is empty (0 bytes), not an image";
+  SLUICE_CHECK_IN(ValueError, "ocr", size < size_t(1) << 31)
+      << name << ": the file is " << size << " bytes; image files up to 2 GiB are read";
   int w = 0, h = 0, comp = 0;
+  // A PNG's size is read here first: stb_image's own header check refuses a PNG over 2^30 bytes of
+  // pixels as an unknown image type.
+  static const uint8_t kPng[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+  if (size >= 24 && std::equal(kPng, kPng + sizeof kPng, data)) {
+    auto be32 = [&](size_t at) { return uint32_t(data[at]) << 24 | data[at + 1] << 16 | data[at + 2] << 8 | data[at + 3]; };
+    const uint32_t pw = be32(16), ph = be32(20);
+    SLUICE_CHECK_IN(ValueError, "ocr", pw <= uint32_t(kMaxSide) && ph <= uint32_t(kMaxSide))
+        << name << ": the image is " << pw << "x" << ph << " pixels; images up to " << kMaxSide
+        << " pixels a side are read (resize it first)";
+  }
   SLUICE_CHECK_IN(ValueError, "ocr", stbi_info_from_memory(data, int(size), &w, &h, &comp))
-      << name << ": not a PNG or JPEG image (" << stbi_failure_reason() << ")";
-  SLUICE_CHECK_IN(ValueError, "ocr", w > 0 && h > 0) << name << ": the image is empty (" << w << "x" << h << ")";
+      << name << ": not a PNG or JPEG image (" << size << " bytes; stb_image: " << stbi_failure_reason() << ")";
+  SLUICE_CHECK_IN(ValueError, "ocr", w >= kMinSide && h >= kMinSide)
+      << name << ": the image is " << w << "x" << h << " pixels; text needs at least " << kMinSide
+      << " pixels a side";
   SLUICE_CHECK_IN(ValueError, "ocr", w <= kMaxSide && h <= kMaxSide)
       << name << ": the image is " << w << "x" << h << " pixels; images up to " << kMaxSide
       << " pixels a side are read (resize it first)";

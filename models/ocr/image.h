@@ -4,8 +4,9 @@
 // and cropping a rotated box into an upright image (a perspective warp, as PaddleOCR's
 // get_rotate_crop_image does with OpenCV).
 //
-// Failures: ValueError "[ocr] FILE: ..." for a file that is not a PNG/JPEG image, an empty image, or one
-// over the size limit (kMaxSide pixels a side), which is refused before its pixels are decoded.
+// Failures: ValueError "[ocr] FILE: ..." for a file that is empty or not a PNG/JPEG image, and for an image
+// under kMinSide or over kMaxSide pixels a side; the size is read from the header, so an image too large
+// is refused before its pixels are decoded.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -13,7 +14,8 @@
 
 namespace sluice::ocr {
 
-inline constexpr int kMaxSide = 16384;
+inline constexpr int kMinSide = 8;      // smaller holds no legible text
+inline constexpr int kMaxSide = 16384;  // 16384^2 BGR is 768 MiB decoded, before any resizing
 
 struct Image {
   int width = 0, height = 0;

@@ -50,16 +50,19 @@ Pipeline Pipeline::load(const std::string& model_dir, Options o) {
   const fs::path dir(model_dir);
   const fs::path keys = dir / "ppocr_keys_v1.txt";
   std::ifstream in(keys);
-  SLUICE_CHECK_IN(ValueError, "ocr", in) << "character list " << keys.string() << " is missing";
+  SLUICE_CHECK_IN(ValueError, "ocr", in)
+      << "character list " << keys.string() << " is missing (scripts/fetch-models.sh fetches the PP-OCRv4 models)";
   std::vector<std::string> chars{""};
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     chars.push_back(line);
   }
   chars.push_back(" ");
-  return Pipeline(load_model(dir, "ch_PP-OCRv4_det_infer.onnx", o.device),
-                  load_model(dir, "ch_ppocr_mobile_v2.0_cls_infer.onnx", o.device),
-                  load_model(dir, "ch_PP-OCRv4_rec_infer.onnx", o.device), std::move(chars), std::move(o));
+  // Loaded before the constructor call: its arguments are evaluated in no set order, and `o` moves.
+  onnx::Model det = load_model(dir, "ch_PP-OCRv4_det_infer.onnx", o.device);
+  onnx::Model cls = load_model(dir, "ch_ppocr_mobile_v2.0_cls_infer.onnx", o.device);
+  onnx::Model rec = load_model(dir, "ch_PP-OCRv4_rec_infer.onnx", o.device);
+  return Pipeline(std::move(det), std::move(cls), std::move(rec), std::move(chars), std::move(o));
 }
 
 std::vector<float> Pipeline::infer(onnx::Model& m, const Batch& in, Shape* out_shape) {
@@ -144,12 +147,13 @@ std::pair<std::string, float> Pipeline::decode(const float* probs, int64_t steps
   return {text, n ? float(conf / n) : 0.0f};
 }
 
-std::vector<Line> Pipeline::run(const Image& im, Times* times) {
+std::vector<Line> Pipeline::run(const Image& im, Times* times, Trace* trace) {
   Times tm;
   const auto t0 = Clock::now();
   Batch din = det_input(im);
   std::vector<float> map = det_map(din);
   tm.det_ms = ms_since(t0);
+  if (trace) *trace = Trace{din, map, {}, {}, {}, {}};
   auto t1 = Clock::now();
   std::vector<Box> boxes = boxes_from_map(map, int(din.shape[3]), int(din.shape[2]), im.width, im.height, opt_.boxes);
   std::vector<Line> lines(boxes.size());
@@ -170,7 +174,9 @@ std::vector<Line> Pipeline::run(const Image& im, Times* times) {
   for (size_t s = 0; s < by_ratio.size(); s += bs) {
     std::vector<Image> batch;
     for (size_t k = s; k < std::min(s + bs, by_ratio.size()); ++k) batch.push_back(crops[by_ratio[k]]);
-    std::vector<float> p = cls_probs(cls_input(batch));
+    Batch in = cls_input(batch);
+    std::vector<float> p = cls_probs(in);
+    if (trace) trace->cls_in.push_back(std::move(in)), trace->cls_probs.push_back(p);
     for (size_t k = 0; k < batch.size(); ++k)
       if (p[k * 2 + 1] > p[k * 2] && p[k * 2 + 1] >= opt_.cls_threshold) {
         crops[by_ratio[s + k]] = rotate180(crops[by_ratio[s + k]]);
@@ -183,7 +189,9 @@ std::vector<Line> Pipeline::run(const Image& im, Times* times) {
     std::vector<Image> batch;
     for (size_t k = s; k < std::min(s + bs, by_ratio.size()); ++k) batch.push_back(crops[by_ratio[k]]);
     int64_t steps = 0;
-    std::vector<float> p = rec_probs(rec_input(batch), &steps);
+    Batch in = rec_input(batch);
+    std::vector<float> p = rec_probs(in, &steps);
+    if (trace) trace->rec_in.push_back(std::move(in)), trace->rec_probs.push_back(p);
     for (size_t k = 0; k < batch.size(); ++k) {
       auto [text, conf] = decode(p.data() + k * size_t(steps) * chars_.size(), steps);
       lines[by_ratio[s + k]].text = text;

@@ -47,11 +47,20 @@ struct Batch {
   std::vector<float> data;
 };
 
+// What run() fed each model and what it got back (cls and rec: one entry per batch), so a test can give
+// another runtime the same inputs.
+struct Trace {
+  Batch det_in;
+  std::vector<float> det_map;
+  std::vector<Batch> cls_in, rec_in;
+  std::vector<std::vector<float>> cls_probs, rec_probs;
+};
+
 class Pipeline {
  public:
   static Pipeline load(const std::string& model_dir, Options o = {});
 
-  std::vector<Line> run(const Image& im, Times* times = nullptr);
+  std::vector<Line> run(const Image& im, Times* times = nullptr, Trace* trace = nullptr);
 
   // The stages, for tests and benchmarks.
   Batch det_input(const Image& im) const;
