@@ -38,7 +38,9 @@ Quad order(Quad q) {
   return {tl, tr, br, bl};
 }
 
-float side(const Quad& q, int i) { return std::hypot(q[size_t(i)][0] - q[size_t(i + 1) % 4][0], q[size_t(i)][1] - q[size_t(i + 1) % 4][1]); }
+float side(const Quad& q, int i) {
+  return std::hypot(q[size_t(i)][0] - q[size_t(i + 1) % 4][0], q[size_t(i)][1] - q[size_t(i + 1) % 4][1]);
+}
 
 bool inside(const Quad& q, float x, float y) {  // convex, either orientation
   int pos = 0, neg = 0;
@@ -52,7 +54,8 @@ bool inside(const Quad& q, float x, float y) {  // convex, either orientation
 // The mean probability over the map pixels inside q (PaddleOCR's box_score_fast).
 float box_score(const std::vector<float>& prob, int w, int h, const Quad& q) {
   float x0 = q[0][0], x1 = x0, y0 = q[0][1], y1 = y0;
-  for (const Point& p : q) x0 = std::min(x0, p[0]), x1 = std::max(x1, p[0]), y0 = std::min(y0, p[1]), y1 = std::max(y1, p[1]);
+  for (const Point& p : q)
+    x0 = std::min(x0, p[0]), x1 = std::max(x1, p[0]), y0 = std::min(y0, p[1]), y1 = std::max(y1, p[1]);
   const int xa = std::clamp(int(std::floor(x0)), 0, w - 1), xb = std::clamp(int(std::ceil(x1)), 0, w - 1);
   const int ya = std::clamp(int(std::floor(y0)), 0, h - 1), yb = std::clamp(int(std::ceil(y1)), 0, h - 1);
   double sum = 0;
@@ -89,7 +92,9 @@ Quad min_area_rect(std::vector<Point> pts) {
     const double area = (hi_u - lo_u) * (hi_v - lo_v);
     if (area < best) {
       best = area;
-      auto at = [&](double u, double v) { return Point{float(a[0] + u * ux - v * uy), float(a[1] + u * uy + v * ux)}; };
+      auto at = [&](double u, double v) {
+        return Point{float(a[0] + u * ux - v * uy), float(a[1] + u * uy + v * ux)};
+      };
       out = {at(lo_u, lo_v), at(hi_u, lo_v), at(hi_u, hi_v), at(lo_u, hi_v)};
     }
   }
@@ -126,8 +131,10 @@ std::vector<Box> boxes_from_map(const std::vector<float>& prob, int w, int h, in
               continue;
             }
             const size_t n = size_t(ny) * size_t(w) + size_t(nx);
-            if (!mask[n]) boundary = true;
-            else if (!label[n]) label[n] = regions, stack.push_back(int(n));
+            if (!mask[n])
+              boundary = true;
+            else if (!label[n])
+              label[n] = regions, stack.push_back(int(n));
           }
         if (boundary) edge.push_back({float(x), float(y)});
       }
@@ -162,8 +169,10 @@ std::vector<Box> boxes_from_map(const std::vector<float>& prob, int w, int h, in
   for (size_t i = 0; i + 1 < out.size(); ++i)
     for (size_t j = i + 1; j-- > 0 && j + 1 < out.size();) {
       Box &a = out[j], &b = out[j + 1];
-      if (std::abs(b.quad[0][1] - a.quad[0][1]) < 10 && b.quad[0][0] < a.quad[0][0]) std::swap(a, b);
-      else break;
+      if (std::abs(b.quad[0][1] - a.quad[0][1]) < 10 && b.quad[0][0] < a.quad[0][0])
+        std::swap(a, b);
+      else
+        break;
     }
   return out;
 }

@@ -33,16 +33,20 @@ Image decode_image(const uint8_t* data, size_t size, const std::string& name) {
   int w = 0, h = 0, comp = 0;
   // A PNG's size is read here first: stb_image's own header check refuses a PNG over 2^30 bytes of
   // pixels as an unknown image type.
-  static const uint8_t kPng[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+  static const uint8_t kPng[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n',
+                                 0,    0,   0,   13,  'I',  'H',  'D',  'R'};
   if (size >= 24 && std::equal(kPng, kPng + sizeof kPng, data)) {
-    auto be32 = [&](size_t at) { return uint32_t(data[at]) << 24 | data[at + 1] << 16 | data[at + 2] << 8 | data[at + 3]; };
+    auto be32 = [&](size_t at) {
+      return uint32_t(data[at]) << 24 | data[at + 1] << 16 | data[at + 2] << 8 | data[at + 3];
+    };
     const uint32_t pw = be32(16), ph = be32(20);
     SLUICE_CHECK_IN(ValueError, "ocr", pw <= uint32_t(kMaxSide) && ph <= uint32_t(kMaxSide))
         << name << ": the image is " << pw << "x" << ph << " pixels; images up to " << kMaxSide
         << " pixels a side are read (resize it first)";
   }
   SLUICE_CHECK_IN(ValueError, "ocr", stbi_info_from_memory(data, int(size), &w, &h, &comp))
-      << name << ": not a PNG or JPEG image (" << size << " bytes; stb_image: " << stbi_failure_reason() << ")";
+      << name << ": not a PNG or JPEG image (" << size << " bytes; stb_image: " << stbi_failure_reason()
+      << ")";
   SLUICE_CHECK_IN(ValueError, "ocr", w >= kMinSide && h >= kMinSide)
       << name << ": the image is " << w << "x" << h << " pixels; text needs at least " << kMinSide
       << " pixels a side";
@@ -64,7 +68,8 @@ Image read_image(const std::string& path) {
 }
 
 Image resize(const Image& im, int width, int height) {
-  SLUICE_CHECK_IN(ValueError, "ocr", width > 0 && height > 0) << "cannot resize to " << width << "x" << height;
+  SLUICE_CHECK_IN(ValueError, "ocr", width > 0 && height > 0)
+      << "cannot resize to " << width << "x" << height;
   Image out{width, height, std::vector<uint8_t>(size_t(width) * size_t(height) * 3)};
   const float sx = float(im.width) / float(width), sy = float(im.height) / float(height);
   for (int y = 0; y < height; ++y) {
@@ -149,13 +154,16 @@ Image crop_quad(const Image& im, const Quad& q) {
       const double d = m[6] * x + m[7] * y + m[8];
       const double sx = (m[0] * x + m[1] * y + m[2]) / d, sy = (m[3] * x + m[4] * y + m[5]) / d;
       // Bilinear, replicating the border (cv2.BORDER_REPLICATE).
-      const double cx = std::clamp(sx, 0.0, double(im.width - 1)), cy = std::clamp(sy, 0.0, double(im.height - 1));
-      const int x0 = int(cx), y0 = int(cy), x1 = std::min(x0 + 1, im.width - 1), y1 = std::min(y0 + 1, im.height - 1);
+      const double cx = std::clamp(sx, 0.0, double(im.width - 1)),
+                   cy = std::clamp(sy, 0.0, double(im.height - 1));
+      const int x0 = int(cx), y0 = int(cy), x1 = std::min(x0 + 1, im.width - 1),
+                y1 = std::min(y0 + 1, im.height - 1);
       const double wx = cx - x0, wy = cy - y0;
       for (int c = 0; c < 3; ++c) {
         const double v = (im.at(x0, y0, c) * (1 - wx) + im.at(x1, y0, c) * wx) * (1 - wy) +
                          (im.at(x0, y1, c) * (1 - wx) + im.at(x1, y1, c) * wx) * wy;
-        out.bgr[(size_t(y) * size_t(w) + size_t(x)) * 3 + size_t(c)] = uint8_t(std::clamp(std::lround(v), 0L, 255L));
+        out.bgr[(size_t(y) * size_t(w) + size_t(x)) * 3 + size_t(c)] =
+            uint8_t(std::clamp(std::lround(v), 0L, 255L));
       }
     }
   if (float(h) / float(w) >= 1.5f) return rotate90(out);

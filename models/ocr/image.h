@@ -20,7 +20,9 @@ inline constexpr int kMaxSide = 16384;  // 16384^2 BGR is 768 MiB decoded, befor
 struct Image {
   int width = 0, height = 0;
   std::vector<uint8_t> bgr;  // height rows of width pixels, B, G, R
-  uint8_t at(int x, int y, int c) const { return bgr[(size_t(y) * size_t(width) + size_t(x)) * 3 + size_t(c)]; }
+  uint8_t at(int x, int y, int c) const {
+    return bgr[(size_t(y) * size_t(width) + size_t(x)) * 3 + size_t(c)];
+  }
 };
 
 using Point = std::array<float, 2>;  // x, y
@@ -33,7 +35,7 @@ Image decode_image(const uint8_t* data, size_t size, const std::string& name);
 Image from_rgb(int width, int height, const uint8_t* rgb);
 
 Image resize(const Image& im, int width, int height);  // bilinear, half-pixel centres (cv2.INTER_LINEAR)
-Image rotate90(const Image& im);                        // counter-clockwise
+Image rotate90(const Image& im);                       // counter-clockwise
 Image rotate180(const Image& im);
 // The quad's content as an upright image: the width is the longer of its top and bottom edges, the
 // height the longer of its sides; turned 90 degrees when it is much taller than wide (vertical text).

@@ -17,7 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 constexpr int kClsH = 48, kClsW = 192, kRecH = 48, kRecMinW = 320;
 
@@ -43,15 +45,21 @@ void put(const Image& im, int w, int h, int pad_w, size_t n, const float mean[3]
 
 }  // namespace
 
-Pipeline::Pipeline(onnx::Model det, onnx::Model cls, onnx::Model rec, std::vector<std::string> chars, Options o)
-    : det_(std::move(det)), cls_(std::move(cls)), rec_(std::move(rec)), chars_(std::move(chars)), opt_(std::move(o)) {}
+Pipeline::Pipeline(onnx::Model det, onnx::Model cls, onnx::Model rec, std::vector<std::string> chars,
+                   Options o)
+    : det_(std::move(det)),
+      cls_(std::move(cls)),
+      rec_(std::move(rec)),
+      chars_(std::move(chars)),
+      opt_(std::move(o)) {}
 
 Pipeline Pipeline::load(const std::string& model_dir, Options o) {
   const fs::path dir(model_dir);
   const fs::path keys = dir / "ppocr_keys_v1.txt";
   std::ifstream in(keys);
   SLUICE_CHECK_IN(ValueError, "ocr", in)
-      << "character list " << keys.string() << " is missing (scripts/fetch-models.sh fetches the PP-OCRv4 models)";
+      << "character list " << keys.string()
+      << " is missing (scripts/fetch-models.sh fetches the PP-OCRv4 models)";
   std::vector<std::string> chars{""};
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -71,7 +79,8 @@ std::vector<float> Pipeline::infer(onnx::Model& m, const Batch& in, Shape* out_s
   host->size = int64_t(in.data.size());
   host->bytes.resize(in.data.size() * sizeof(float));
   std::memcpy(host->bytes.data(), in.data.data(), host->bytes.size());
-  std::vector<onnx::Value> out = m.run({{m.inputs().at(0).name, Tensor::from_host(host, in.shape, opt_.device)}});
+  std::vector<onnx::Value> out =
+      m.run({{m.inputs().at(0).name, Tensor::from_host(host, in.shape, opt_.device)}});
   Tensor& t = out.at(0).tensor();
   if (out_shape) *out_shape = t.shape();
   return t.to_vector<float>();
@@ -93,7 +102,8 @@ std::vector<float> Pipeline::det_map(const Batch& in) { return infer(det_, in, n
 
 Batch Pipeline::cls_input(const std::vector<Image>& lines) const {
   static const float mean[3] = {0.5f, 0.5f, 0.5f}, std[3] = {0.5f, 0.5f, 0.5f};
-  Batch b{{int64_t(lines.size()), 3, kClsH, kClsW}, std::vector<float>(lines.size() * 3 * kClsH * kClsW, 0.0f)};
+  Batch b{{int64_t(lines.size()), 3, kClsH, kClsW},
+          std::vector<float>(lines.size() * 3 * kClsH * kClsW, 0.0f)};
   for (size_t n = 0; n < lines.size(); ++n) {
     const Image& im = lines[n];
     const int w = std::min(kClsW, int(std::ceil(float(kClsH) * float(im.width) / float(im.height))));
@@ -109,7 +119,8 @@ Batch Pipeline::rec_input(const std::vector<Image>& lines) const {
   float ratio = float(kRecMinW) / float(kRecH);
   for (const Image& im : lines) ratio = std::max(ratio, float(im.width) / float(im.height));
   const int width = int(float(kRecH) * ratio);
-  Batch b{{int64_t(lines.size()), 3, kRecH, width}, std::vector<float>(lines.size() * 3 * kRecH * size_t(width), 0.0f)};
+  Batch b{{int64_t(lines.size()), 3, kRecH, width},
+          std::vector<float>(lines.size() * 3 * kRecH * size_t(width), 0.0f)};
   for (size_t n = 0; n < lines.size(); ++n) {
     const Image& im = lines[n];
     const int w = std::min(width, int(std::ceil(float(kRecH) * float(im.width) / float(im.height))));
@@ -155,7 +166,8 @@ std::vector<Line> Pipeline::run(const Image& im, Times* times, Trace* trace) {
   tm.det_ms = ms_since(t0);
   if (trace) *trace = Trace{din, map, {}, {}, {}, {}};
   auto t1 = Clock::now();
-  std::vector<Box> boxes = boxes_from_map(map, int(din.shape[3]), int(din.shape[2]), im.width, im.height, opt_.boxes);
+  std::vector<Box> boxes =
+      boxes_from_map(map, int(din.shape[3]), int(din.shape[2]), im.width, im.height, opt_.boxes);
   std::vector<Line> lines(boxes.size());
   std::vector<Image> crops;
   for (size_t i = 0; i < boxes.size(); ++i) {

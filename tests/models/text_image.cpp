@@ -23,7 +23,8 @@ std::vector<int> utf8_codepoints(const std::string& s) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     int n = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
     int cp = n == 1 ? c : c & (0xff >> (n + 1));
-    for (int k = 1; k < n && i + size_t(k) < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + size_t(k)]) & 0x3f);
+    for (int k = 1; k < n && i + size_t(k) < s.size(); ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + size_t(k)]) & 0x3f);
     out.push_back(cp);
     i += size_t(n);
   }
@@ -108,7 +109,8 @@ Image render_text(const std::vector<TextLine>& lines, int margin, int gap) {
     for (int y = 0; y < hs[i]; ++y)
       for (int x = 0; x < ws[i]; ++x) {
         const uint8_t v = uint8_t(255 - covs[i][size_t(y) * size_t(ws[i]) + size_t(x)]);
-        for (int c = 0; c < 3; ++c) im.bgr[(size_t(y0 + y) * size_t(w) + size_t(margin + x)) * 3 + size_t(c)] = v;
+        for (int c = 0; c < 3; ++c)
+          im.bgr[(size_t(y0 + y) * size_t(w) + size_t(margin + x)) * 3 + size_t(c)] = v;
       }
     y0 += hs[i] + gap;
   }
@@ -151,11 +153,14 @@ std::vector<TextLine> sample_lines(std::string* missing) {
 void write_png(const Image& im, const std::string& path) {
   const size_t n = size_t(im.width) * size_t(im.height);
   bool gray = true;
-  for (size_t p = 0; p < n && gray; ++p) gray = im.bgr[p * 3] == im.bgr[p * 3 + 1] && im.bgr[p * 3] == im.bgr[p * 3 + 2];
+  for (size_t p = 0; p < n && gray; ++p)
+    gray = im.bgr[p * 3] == im.bgr[p * 3 + 1] && im.bgr[p * 3] == im.bgr[p * 3 + 2];
   std::vector<uint8_t> px(n * (gray ? 1 : 3));
   for (size_t p = 0; p < n; ++p)
-    if (gray) px[p] = im.bgr[p * 3];
-    else for (size_t c = 0; c < 3; ++c) px[p * 3 + c] = im.bgr[p * 3 + 2 - c];  // BGR -> RGB
+    if (gray)
+      px[p] = im.bgr[p * 3];
+    else
+      for (size_t c = 0; c < 3; ++c) px[p * 3 + c] = im.bgr[p * 3 + 2 - c];  // BGR -> RGB
   const int comp = gray ? 1 : 3;
   if (!stbi_write_png(path.c_str(), im.width, im.height, comp, px.data(), im.width * comp))
     throw std::runtime_error("write_png: " + path + " cannot be written");

@@ -9,10 +9,10 @@
 namespace sluice::ocr::test {
 
 struct TextLine {
-  std::string text;       // UTF-8
-  std::string font;       // .ttf or .ttc file
+  std::string text;  // UTF-8
+  std::string font;  // .ttf or .ttc file
   float pixel_height = 32;
-  int face = 0;           // the face in a .ttc collection
+  int face = 0;  // the face in a .ttc collection
 };
 
 // The lines one below the other, `margin` pixels from the edges and `gap` pixels apart.
