@@ -16,6 +16,7 @@
 
 #include "models/vad/wav.h"
 #include "tests/models/speech_clip.h"
+#include "tests/models/text_image.h"
 
 namespace {
 
@@ -59,7 +60,7 @@ json parse(const Proc& r) {
 }
 
 TEST(Cli, EverySubcommandHasHelp) {
-  for (const char* sub : {"", "devices", "conformance", "latency", "profile", "run", "compile", "vad"}) {
+  for (const char* sub : {"", "devices", "conformance", "latency", "profile", "run", "compile", "vad", "ocr"}) {
     Proc r = sluice(std::string(sub) + " --help");
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ":\n" << r.out;
@@ -528,6 +529,59 @@ TEST(Cli, VadBadInputIsAClearError) {
   EXPECT_NE(r.err.find("none.onnx is missing"), std::string::npos) << r.err;
   EXPECT_NE(sluice("vad " + slow.string() + " --threshold 2").code, 0);
   EXPECT_EQ(sluice("vad --device CPU").code, 2);  // no file
+  fs::remove_all(dir);
+}
+
+// ---- sluice ocr (needs the DejaVu and WenQuanYi fonts, and PP-OCRv4 under data/ from
+// scripts/fetch-models.sh)
+
+TEST(Cli, OcrReadsARenderedImage) {
+  const fs::path models = fs::path(SLUICE_SOURCE_DIR) / "data/ocr-models/assets";
+  if (!fs::exists(models / "ch_PP-OCRv4_rec_infer.onnx"))
+    GTEST_SKIP() << models << " has no PP-OCRv4 models (scripts/fetch-models.sh fetches them)";
+  std::string missing;
+  const std::vector<sluice::ocr::test::TextLine> lines = sluice::ocr::test::sample_lines(&missing);
+  if (lines.empty()) GTEST_SKIP() << "fonts missing: " << missing;
+  const fs::path dir = fs::temp_directory_path() / ("sluice_cli_ocr_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path png = dir / "lines.png";
+  const sluice::ocr::Image im = sluice::ocr::test::render_text(lines);
+  sluice::ocr::test::write_png(im, png.string());
+  const std::string args = "ocr " + png.string() + " --device CPU --models " + models.string();
+  Proc r = sluice(args + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = parse(r);
+  EXPECT_EQ(j.at("device"), "CPU");
+  EXPECT_EQ(j.at("width"), im.width);
+  EXPECT_EQ(j.at("height"), im.height);
+  ASSERT_EQ(j.at("lines").size(), lines.size()) << j.dump(2);
+  for (size_t k = 0; k < lines.size(); ++k) {
+    const json& l = j.at("lines").at(k);
+    EXPECT_EQ(l.at("text"), lines[k].text);
+    EXPECT_GT(l.at("confidence").get<double>(), 0.9) << l.dump();
+    ASSERT_EQ(l.at("box").size(), 4u);
+    EXPECT_LT(l.at("box").at(0).at(0).get<int>(), l.at("box").at(1).at(0).get<int>());  // left to right
+  }
+  const json& t = j.at("times_ms");
+  for (const char* stage : {"load", "det", "boxes", "cls", "rec"})
+    EXPECT_GE(t.at(stage).get<double>(), 0) << stage;
+  EXPECT_GE(t.at("total").get<double>(), t.at("det").get<double>() + t.at("rec").get<double>());
+  Proc h = sluice(args);
+  ASSERT_EQ(h.code, 0) << h.err;
+  for (const auto& l : lines) EXPECT_NE(h.out.find("  " + l.text + " "), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find(" lines\n"), std::string::npos) << h.out;
+  for (const char* stage : {"det ", "boxes ", "cls ", "rec ", "total "})
+    EXPECT_NE(h.out.find(stage), std::string::npos) << h.out;
+  // Bad input: not an image (exit 2), models missing (exit 1, saying how to fetch them).
+  std::ofstream(dir / "notes.png") << "not pixels";
+  Proc bad = sluice("ocr " + (dir / "notes.png").string() + " --device CPU");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find((dir / "notes.png").string() + ": not a PNG or JPEG image"), std::string::npos)
+      << bad.err;
+  Proc none = sluice("ocr " + png.string() + " --device CPU --models " + (dir / "none").string());
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.err.find("scripts/fetch-models.sh"), std::string::npos) << none.err;
+  EXPECT_EQ(sluice("ocr --device CPU").code, 2);  // no image
   fs::remove_all(dir);
 }
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add_run_command(app, exit_code);
   add_compile_command(app, exit_code);
   add_vad_command(app, exit_code);
+  add_ocr_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) { return app.exit(e); } catch (const UsageError& e) {
