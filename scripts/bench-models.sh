@@ -31,8 +31,12 @@ MODELS=(
 )
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+cp "$sluice" "$tmp/sluice" && sluice=$tmp/sluice  # one binary throughout, whatever is rebuilt meanwhile
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 field() { node -e "const j=JSON.parse(require('fs').readFileSync(0,'utf8'));console.log($1)"; }
+
+# sluice run on the current model (name, file, dim_flags), JSON on stdout; extra flags appended.
+sl() { SLUICE_CACHE_DIR="$tmp/cache-$name" $sluice run "$A/$file" --device "$device" "${dim_flags[@]}" --json "$@"; }
 
 printf '%-4s %-7s %8s %12s %12s %8s\n' model threads device "sluice ms" "ORT ms" ratio
 for row in "${MODELS[@]}"; do
@@ -40,17 +44,18 @@ for row in "${MODELS[@]}"; do
   dim_flags=()
   IFS=, read -ra ds <<< "$dims"
   for d in "${ds[@]}"; do dim_flags+=(--dim "$d"); done
-  # Cold and warm first runs: an empty kernel cache, then the filled one.
+  # Cold and warm first runs: an empty kernel cache, then the filled one. A model that fails on this device
+  # (its error is on stderr) is reported and the next one runs.
   mkdir -p "$tmp/cache-$name"
-  cold=$(SLUICE_CACHE_DIR="$tmp/cache-$name" $sluice run "$A/$file" --device "$device" "${dim_flags[@]}" --json |
-    field 'j.first_run.ms.toFixed(0)')
-  warm=$(SLUICE_CACHE_DIR="$tmp/cache-$name" $sluice run "$A/$file" --device "$device" "${dim_flags[@]}" --json |
-    field 'j.first_run.ms.toFixed(0)')
+  if ! sl > "$tmp/cold.json" || ! sl > "$tmp/warm.json"; then
+    echo "     $name failed on $device"
+    continue
+  fi
+  cold=$(field 'j.first_run.ms.toFixed(0)' < "$tmp/cold.json") warm=$(field 'j.first_run.ms.toFixed(0)' < "$tmp/warm.json")
   for t in $threads; do
     : > "$tmp/s" && : > "$tmp/o"
     for ((r = 0; r < rounds; r++)); do
-      SLUICE_CACHE_DIR="$tmp/cache-$name" SLUICE_CPU_THREADS=$t $sluice run "$A/$file" --device "$device" \
-        "${dim_flags[@]}" --bench "$runs" --json | field 'j.bench.median_ms' >> "$tmp/s"
+      SLUICE_CPU_THREADS=$t sl --bench "$runs" | field 'j.bench.median_ms' >> "$tmp/s"
       # OPENBLAS_CORETYPE is unset for the peer only (it is how this machine is told to slow OpenBLAS down).
       env -u OPENBLAS_CORETYPE node tests/models/ort_run.js "$A/$file" "$tmp/ort" --threads "$t" --bench "$runs" \
         "x=random:$shape" | field 'j.median_ms' >> "$tmp/o"
