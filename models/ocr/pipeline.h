@@ -26,7 +26,7 @@ struct Options {
   BoxOptions boxes;
   int det_limit_side = 960;
   float cls_threshold = 0.9f;  // a line turns when cls says 180 degrees at least this surely
-  int rec_batch = 6;
+  int rec_batch = 6;  // lines per cls and rec batch (PaddleOCR's rec_batch_num), padded to the widest
 };
 
 struct Line {
