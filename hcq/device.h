@@ -61,6 +61,7 @@ struct Properties {
   uint64_t local_memory_bytes = 0;  // shared memory per work-group (0: none)
   uint32_t max_buffers = 0;         // buffers one kernel may take (0: no limit)
   bool float16 = false, bfloat16 = false, int64 = true, float64 = true;  // dtypes kernels may use
+  bool software = false;  // a GPU API emulated on the host's CPU (lavapipe, PoCL's CPU device)
 };
 
 class Device {

@@ -32,9 +32,11 @@ namespace sluice::hcq {
 
 class Device;
 
-// What a wait uses when the caller gives no timeout: long enough for any sane kernel, short enough that
-// a hang surfaces as an error instead of a frozen process.
-inline constexpr std::chrono::milliseconds kDefaultTimeout{30'000};
+// What a wait uses when the caller gives no timeout: long enough for any sane submission, short enough
+// that a hang surfaces as an error instead of a frozen process. Two minutes, because software devices
+// build each kernel the first time it runs, inside the wait: a cold PP-OCRv4 det on lavapipe or PoCL
+// (about a hundred kernels, one submission) takes 30 to 40 s.
+inline constexpr std::chrono::milliseconds kDefaultTimeout{120'000};
 
 class Signal {
  public:

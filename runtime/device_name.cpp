@@ -53,12 +53,22 @@ std::string default_device() {
   // which cannot change while the process runs, is made once.
   const char* env = std::getenv("SLUICE_DEVICE");
   if (env && *env) return canonical_device(env);
-  static const std::string first_available = [] {
-    for (const DeviceInfo& d : list_devices())
-      if (d.available && d.name != "NULL") return d.name;  // NULL computes nothing: never the default
-    return std::string("CPU");
+  // Real accelerators first, in the registry's order, then the CPU device; a GPU API emulated on the CPU
+  // (lavapipe, PoCL) only after it: it computes on the same cores, many times slower. NULL computes
+  // nothing and is never the default. Telling an emulation apart opens the device, once per process.
+  static const std::string best = [] {
+    std::string emulated;
+    for (const DeviceInfo& d : list_devices()) {
+      if (!d.available || d.name == "NULL") continue;
+      if (d.name == "CPU") return d.name;
+      try {
+        if (!open_device(d.name).properties().software) return d.name;
+        if (emulated.empty()) emulated = d.name;
+      } catch (const std::exception&) {}  // present but failing to open: not a default
+    }
+    return emulated.empty() ? std::string("CPU") : emulated;
   }();
-  return first_available;
+  return best;
 }
 
 }  // namespace sluice

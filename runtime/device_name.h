@@ -13,15 +13,16 @@ struct DeviceName {
   std::string str() const;  // the canonical form: "CPU", "CUDA:1"
 };
 
-// The kinds sluice knows, in the order of DESIGN.md §5's preference (the first available is the default).
+// The kinds sluice knows, in the order of DESIGN.md §5's preference.
 const char* const* known_device_kinds();  // null-terminated list
 // Parses a name; throws DeviceError for an unknown kind or a malformed ordinal, listing the known kinds.
 DeviceName parse_device(std::string_view name);
 // parse_device(name).str(): the one spelling every Tensor carries.
 std::string canonical_device(std::string_view name);
 // The device tensors are created on when none is named: $SLUICE_DEVICE if set, else the first available
-// device of the registry (runtime/device.h) in DESIGN.md §5's order CUDA, HIP, VULKAN, CL, CPU (that
-// choice is made once per process; $SLUICE_DEVICE is read on every call).
+// device of the registry (runtime/device.h) in DESIGN.md §5's order CUDA, HIP, VULKAN, CL, CPU, with a
+// GPU API emulated on the CPU (hcq::Properties::software) ranked after CPU. The choice is made once per
+// process (it opens the GPU devices it ranks); $SLUICE_DEVICE is read on every call.
 std::string default_device();
 
 }  // namespace sluice

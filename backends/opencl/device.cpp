@@ -62,6 +62,7 @@ class Device final : public hcq::Device {
     p.bfloat16 = false;
     p.float64 = has_extension(d, "cl_khr_fp64");
     p.int64 = true;  // OpenCL C's long is 64-bit everywhere
+    p.software = (device_value<cl_device_type>(d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
     return p;
   }
 

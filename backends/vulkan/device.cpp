@@ -169,6 +169,7 @@ class Device final : public hcq::Device {
     p.bfloat16 = false;
     p.int64 = ctx_.int64;
     p.float64 = ctx_.float64;
+    p.software = ctx_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     return p;
   }
 

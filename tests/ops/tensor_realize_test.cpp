@@ -113,14 +113,20 @@ TEST(DeviceRegistry, ListsDevices) {
   for (const DeviceInfo& d : devs) EXPECT_EQ(d.available, d.reason.empty()) << d.name << ": " << d.reason;
 }
 
-TEST(DeviceRegistry, DefaultDeviceIsTheFirstAvailable) {
+TEST(DeviceRegistry, DefaultDeviceIsTheFirstAvailableRealOne) {
+  // DESIGN.md §5: the registry's order, NULL never, and a GPU API emulated on the CPU only after CPU.
   const char* env = std::getenv("SLUICE_DEVICE");
   if (env && *env) GTEST_SKIP() << "SLUICE_DEVICE is set";
-  std::string first;
-  for (const DeviceInfo& d : list_devices())
-    if (d.available && first.empty()) first = d.name;
-  EXPECT_EQ(default_device(), first);
-  EXPECT_EQ(Tensor::ones({2}).device(), first);
+  const std::string def = default_device();
+  EXPECT_EQ(Tensor::ones({2}).device(), def);
+  ASSERT_NE(def, "NULL");
+  EXPECT_TRUE(def == "CPU" || !open_device(def).properties().software) << def << " is an emulation";
+  for (const DeviceInfo& d : list_devices()) {
+    if (d.name == def) break;
+    if (!d.available || d.name == "NULL") continue;
+    // An available kind ranked before the default is one that emulates a GPU on the CPU.
+    EXPECT_TRUE(open_device(d.name).properties().software) << d.name << " ranks before " << def;
+  }
 }
 
 TEST(DeviceRegistry, RealizesOnNull) {  // the path runs; NULL's values are whatever its memory holds
