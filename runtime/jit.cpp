@@ -20,7 +20,8 @@ bool jit_disabled() {
 // An empty tensor has no buffer (it folds to a constant): nothing to patch, so a null UOp.
 UOp input_buffer(Tensor& t) {
   if (t.numel() == 0) return UOp();
-  if (UOp b = t.dense_buffer(); b && device_buffer(b)) return b;  // already on its device: nothing to schedule
+  if (UOp b = t.dense_buffer(); b && device_buffer(b))
+    return b;  // already on its device: nothing to schedule
   t.realize();
   UOp b = t.dense_buffer();
   if (!b) {
@@ -72,10 +73,10 @@ void Jit::capture(const std::vector<Tensor>& in) {
   for (size_t i = 0; i < out.size(); ++i) out[i] = Tensor(forms[i], out[i].device());
   outputs_ = out;
   // Nothing to replay, or not all of it: stay unjitted.
-  why_ = realized_inside                   ? "the function realized tensors itself (a host read or realize)"
-         : !cap->ok                         ? cap->why
+  why_ = realized_inside ? "the function realized tensors itself (a host read or realize)"
+         : !cap->ok      ? cap->why
          : !cap->device || cap->items.empty() ? "the outputs need no kernels"
-                                            : "";
+                                              : "";
   if (!why_.empty()) {
     disabled_ = true;
     return;

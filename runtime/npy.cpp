@@ -1,11 +1,11 @@
 #include "runtime/npy.h"
 
+#include <unistd.h>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
-#include <unistd.h>
 
 #include "base/error.h"
 
@@ -33,8 +33,8 @@ NpyArray read_npy(const std::string& path) {
   SLUICE_CHECK_IN(ValueError, "npy", f.size() >= 10 && f.compare(0, 6, "\x93NUMPY") == 0)
       << path << ": not an .npy file (no \\x93NUMPY magic)";
   const int major = uint8_t(f[6]);
-  SLUICE_CHECK_IN(ValueError, "npy", major >= 1 && major <= 3) << path << ": .npy format version " << major
-                                                              << " is not one of 1, 2, 3";
+  SLUICE_CHECK_IN(ValueError, "npy", major >= 1 && major <= 3)
+      << path << ": .npy format version " << major << " is not one of 1, 2, 3";
   size_t hlen = 0, start = 0;
   if (major == 1) {
     hlen = uint8_t(f[8]) | size_t(uint8_t(f[9])) << 8;
@@ -50,7 +50,8 @@ NpyArray read_npy(const std::string& path) {
   static const std::regex descr_re(R"('descr'\s*:\s*'([<>|=])([a-z][0-9]+)')");
   static const std::regex order_re(R"('fortran_order'\s*:\s*(True|False))");
   static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  SLUICE_CHECK_IN(ValueError, "npy", std::regex_search(h, m, descr_re)) << path << ": no 'descr' in the header";
+  SLUICE_CHECK_IN(ValueError, "npy", std::regex_search(h, m, descr_re))
+      << path << ": no 'descr' in the header";
   const std::string order = m[1], code = m[2];
   SLUICE_CHECK_IN(ValueError, "npy", order != ">" || code == "b1" || code[1] == '1')
       << path << ": big-endian data ('" << order << code << "') is not read; save it little-endian";
@@ -60,7 +61,8 @@ NpyArray read_npy(const std::string& path) {
   SLUICE_CHECK_IN(ValueError, "npy", d) << path << ": dtype '" << code << "' is not one sluice has";
   SLUICE_CHECK_IN(ValueError, "npy", std::regex_search(h, m, order_re) && m[1] == "False")
       << path << ": Fortran-ordered arrays are not read; save a C-ordered array";
-  SLUICE_CHECK_IN(ValueError, "npy", std::regex_search(h, m, shape_re)) << path << ": no 'shape' in the header";
+  SLUICE_CHECK_IN(ValueError, "npy", std::regex_search(h, m, shape_re))
+      << path << ": no 'shape' in the header";
   NpyArray a;
   std::stringstream dims(m[1].str());
   for (std::string tok; std::getline(dims, tok, ',');) {
@@ -68,21 +70,25 @@ NpyArray read_npy(const std::string& path) {
     if (tok.empty()) continue;
     try {
       a.shape.push_back(std::stoll(tok));
-    } catch (const std::exception&) { SLUICE_FAIL(ValueError, "npy") << path << ": bad shape entry '" << tok << "'"; }
+    } catch (const std::exception&) {
+      SLUICE_FAIL(ValueError, "npy") << path << ": bad shape entry '" << tok << "'";
+    }
   }
   // Bound the element count by the file's size before multiplying, so no header can overflow it.
   const size_t payload = f.size() - start - hlen;
   int64_t n = 1;
   for (int64_t dim : a.shape) {
-    SLUICE_CHECK_IN(ValueError, "npy", dim >= 0) << path << ": negative dimension in shape " << tuple_str(a.shape);
+    SLUICE_CHECK_IN(ValueError, "npy", dim >= 0)
+        << path << ": negative dimension in shape " << tuple_str(a.shape);
     SLUICE_CHECK_IN(ValueError, "npy", dim == 0 || n <= int64_t(payload) / dim)
-        << path << ": shape " << tuple_str(a.shape) << " needs more data than the file's " << payload << " bytes";
+        << path << ": shape " << tuple_str(a.shape) << " needs more data than the file's " << payload
+        << " bytes";
     n *= dim;
   }
   const size_t bytes = size_t(n) * size_t(d->dtype.itemsize());
   SLUICE_CHECK_IN(ValueError, "npy", payload == bytes)
-      << path << ": shape " << tuple_str(a.shape) << " of " << code << " needs " << bytes << " bytes of data, the file has "
-      << payload;
+      << path << ": shape " << tuple_str(a.shape) << " of " << code << " needs " << bytes
+      << " bytes of data, the file has " << payload;
   a.data = std::make_shared<HostBuffer>();
   a.data->dtype = d->dtype;
   a.data->size = n;
@@ -91,7 +97,8 @@ NpyArray read_npy(const std::string& path) {
   return a;
 }
 
-void write_npy(const std::string& path, DType dtype, const Shape& shape, const std::vector<std::byte>& bytes) {
+void write_npy(const std::string& path, DType dtype, const Shape& shape,
+               const std::vector<std::byte>& bytes) {
   const Descr* d = nullptr;
   for (const Descr& x : kDescrs)
     if (x.dtype == dtype) d = &x;

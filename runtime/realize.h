@@ -58,7 +58,7 @@ struct RealizeReport {
   uint64_t compiler_invocations = 0, compiler_cache_hits = 0;  // of this run's batch
   // Host time spent scheduling (realize only), lowering and rendering kernels, and compiling them.
   double schedule_ms = 0, codegen_ms = 0, compile_ms = 0;
-  std::vector<std::string> guard_violations;                   // "E_4_4 output 0: byte 3 after the end"
+  std::vector<std::string> guard_violations;  // "E_4_4 output 0: byte 3 after the end"
 };
 
 // What one realize ran, in order, for the JIT (runtime/jit.h): graph items with the BUFFER node behind

@@ -143,7 +143,9 @@ render::Target target(const hcq::Device&) {
   // (vectorize.h), which the heuristic's CPU register tile relies on. Vectors wider than a register
   // would double the tile's registers and spill it.
   const bool avx512 = __builtin_cpu_supports("avx512f"), avx = __builtin_cpu_supports("avx");
-  caps.vector_widths = avx512 ? std::vector<int>{16, 8, 4} : avx ? std::vector<int>{8, 4} : std::vector<int>{4};
+  caps.vector_widths = avx512 ? std::vector<int>{16, 8, 4}
+                       : avx  ? std::vector<int>{8, 4}
+                              : std::vector<int>{4};
   caps.vector_registers = avx512 ? 32 : 16;
   // Separate launch dimensions let the renderer walk a reduction's grid rows first (renderers/cpu.h).
   caps.global_dims = 3;

@@ -70,10 +70,11 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   const int64_t out_size = plan.product(AxisKind::Global);
 
   // 0. register tile on a CPU (wide vectors, no work-groups).
-  const int64_t vw =
-      caps.vector_widths.empty() ? 0 : *std::max_element(caps.vector_widths.begin(), caps.vector_widths.end());
-  if (!caps.has_local && vw >= 8 && reduce_op == Op::Add &&
-      !pieces_of(AxisKind::Loop).empty() && !stores.empty() && stores.size() == ast.num_src()) {
+  const int64_t vw = caps.vector_widths.empty()
+                         ? 0
+                         : *std::max_element(caps.vector_widths.begin(), caps.vector_widths.end());
+  if (!caps.has_local && vw >= 8 && reduce_op == Op::Add && !pieces_of(AxisKind::Loop).empty() &&
+      !stores.empty() && stores.size() == ast.num_src()) {
     auto stride_is = [](const std::vector<LoadInfo>& ls, int64_t axis, int64_t v) {
       for (const LoadInfo& l : ls)
         if (l.strides[size_t(axis)] && *l.strides[size_t(axis)] == v) return true;

@@ -52,7 +52,7 @@ struct DeviceCaps {
   int max_buffers = 1024;                        // buffers (DEFINE_GLOBALs) one kernel may take
   std::vector<int> vector_widths = {2, 4};       // float vector widths of LOAD/STORE (empty: none)
   int vector_registers = 32;  // registers of the widest width (a CPU register tile's accumulators use half)
-  int compute_units = 8;                         // threads or cores that share a launch's work-groups
+  int compute_units = 8;      // threads or cores that share a launch's work-groups
 };
 
 // An optimization action applied to a kernel (the reference design's OptOps; semantics in opts.h). The

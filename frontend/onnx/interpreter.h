@@ -47,7 +47,8 @@ class Scope {
 // Runs g with `inputs` bound to its inputs in order (missing trailing ones are None; an input that has an
 // initializer of the same name takes it when None), seeing `outer`; returns the values of g's outputs.
 // Errors from an op are rethrown with the model, node and op named: "[onnx] m.onnx: node 'n' (Conv): ...".
-std::vector<Value> run_graph(const Graph& g, const std::vector<Value>& inputs, const Scope* outer, RunState& rs);
+std::vector<Value> run_graph(const Graph& g, const std::vector<Value>& inputs, const Scope* outer,
+                             RunState& rs);
 
 // The tensor of an initializer or tensor attribute on rs's device, made once per model.
 Tensor constant_tensor(const std::shared_ptr<const TensorData>& d, RunState& rs);

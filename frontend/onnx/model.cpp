@@ -20,7 +20,9 @@ namespace sluice::onnx {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 // Calls f(node) for every node of g and of its subgraphs.
 void for_each_node(const Graph& g, const std::function<void(const Node&)>& f) {
@@ -33,7 +35,8 @@ void for_each_node(const Graph& g, const std::function<void(const Node&)>& f) {
 
 // Every value a node reads is made before it: by a node, an initializer, a graph input, or an enclosing
 // graph. Checked once at load, so a run never meets a dangling name.
-void check_names(const Graph& g, std::vector<const std::unordered_set<std::string>*>& outer, const std::string& model) {
+void check_names(const Graph& g, std::vector<const std::unordered_set<std::string>*>& outer,
+                 const std::string& model) {
   std::unordered_set<std::string> known;
   for (const auto& i : g.inputs) known.insert(i.name);
   for (const auto& i : g.initializers) known.insert(i->name);
@@ -59,7 +62,6 @@ void check_names(const Graph& g, std::vector<const std::unordered_set<std::strin
     SLUICE_CHECK_IN(ValueError, "onnx", defined(o.name))
         << model << ": graph output '" << o.name << "' is not made by any node, initializer or input";
 }
-
 
 bool same_values(const eval::HostArray& a, const eval::HostArray& b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.i == b.i && a.f == b.f;
@@ -126,8 +128,8 @@ Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 
-Model Model::from_bytes(std::span<const std::byte> bytes, const std::string& name, const std::string& base_dir,
-                        ModelOptions options) {
+Model Model::from_bytes(std::span<const std::byte> bytes, const std::string& name,
+                        const std::string& base_dir, ModelOptions options) {
   return open(parse_model_bytes(bytes, name, base_dir), std::move(options));
 }
 
@@ -140,8 +142,8 @@ Model Model::open(std::shared_ptr<const ParsedModel> parsed, ModelOptions option
   impl->opt.device = canonical_device(impl->opt.device);
   const ParsedModel& m = *impl->parsed;
   SLUICE_CHECK_IN(ValueError, "onnx", m.opset >= kMinOpset && m.opset <= kMaxOpset)
-      << m.name << ": imports opset " << m.opset << " of the default domain; sluice reads opsets " << kMinOpset
-      << " to " << kMaxOpset;
+      << m.name << ": imports opset " << m.opset << " of the default domain; sluice reads opsets "
+      << kMinOpset << " to " << kMaxOpset;
   const std::string bad = unsupported_ops(*m.graph);
   SLUICE_CHECK_IN(ValueError, "onnx", bad.empty()) << m.name << ": ops sluice does not support: " << bad;
   std::vector<const std::unordered_set<std::string>*> outer;
@@ -174,7 +176,8 @@ void Model::save(const std::string& path) const {
   plan.label = name();
   for (size_t k = 0; k < plan.inputs.size(); ++k) {
     plan.inputs[k].name = m.inputs[k].name;
-    if (auto it = m.last->read.find(k); it != m.last->read.end()) plan.inputs[k].fixed = it->second.to_bytes();
+    if (auto it = m.last->read.find(k); it != m.last->read.end())
+      plan.inputs[k].fixed = it->second.to_bytes();
   }
   for (size_t k = 0; k < plan.outputs.size(); ++k) plan.outputs[k].name = outputs()[k].name;
   write_plan_file(plan, path);
@@ -189,7 +192,8 @@ std::vector<Value> Model::Impl::bind(const std::map<std::string, Value>& given) 
     if (known) continue;
     std::string names;
     for (const ValueInfo& i : inputs) names += (names.empty() ? "" : ", ") + i.name;
-    SLUICE_FAIL(ValueError, "onnx") << model << ": no input is named '" << name << "' (inputs: " << names << ")";
+    SLUICE_FAIL(ValueError, "onnx") << model << ": no input is named '" << name << "' (inputs: " << names
+                                    << ")";
   }
   std::map<std::string, int64_t> symbols;  // symbolic dims bound so far
   std::vector<Value> out;
@@ -256,9 +260,9 @@ void Model::Impl::check_outputs(const std::vector<Value>& out) const {
       for (size_t d = 0; ok && d < info.shape.size(); ++d)
         ok &= info.shape[d].size < 0 || info.shape[d].size == t.shape()[d];
     }
-    SLUICE_CHECK_IN(ShapeError, "onnx", ok) << parsed->name << ": output '" << info.name << "' is declared "
-                                            << info.type_str() << ", but the graph computes "
-                                            << onnx_type_name(t.dtype()) << " " << tuple_str(t.shape());
+    SLUICE_CHECK_IN(ShapeError, "onnx", ok)
+        << parsed->name << ": output '" << info.name << "' is declared " << info.type_str()
+        << ", but the graph computes " << onnx_type_name(t.dtype()) << " " << tuple_str(t.shape());
   }
 }
 
@@ -344,7 +348,8 @@ std::vector<Value> Model::Impl::run(const std::map<std::string, Value>& given) {
     // An input that is a captured output (a state fed back) is copied: the replay overwrites it.
     for (Tensor& t : ts) {
       UOp b = t.dense_buffer();
-      if (std::find(plan->output_buffers.begin(), plan->output_buffers.end(), b) != plan->output_buffers.end()) {
+      if (std::find(plan->output_buffers.begin(), plan->output_buffers.end(), b) !=
+          plan->output_buffers.end()) {
         Tensor copy = Tensor::empty(t.shape(), t.dtype(), opt.device);
         copy.assign(t);
         t = copy.realize();
@@ -393,10 +398,11 @@ std::vector<Value> Model::Impl::run(const std::map<std::string, Value>& given) {
     for (const Tensor& t : ts) passthrough |= b && b == t.dense_buffer();
   }
   p->replayable = p->jit->captured() && !passthrough && !rs.device_reads && !rs.fresh_random;
-  p->why = rs.device_reads ? "the graph reads values computed on the device (data-dependent shapes or control flow)"
+  p->why = rs.device_reads
+               ? "the graph reads values computed on the device (data-dependent shapes or control flow)"
            : rs.fresh_random ? "an unseeded random op draws new numbers on every run"
-           : passthrough  ? "an output is an input passed through"
-                          : p->jit->why();
+           : passthrough     ? "an output is an input passed through"
+                             : p->jit->why();
   info.captured = p->replayable;
   if (!p->replayable) info.not_captured = p->why;
   if (p->replayable) last = p.get();

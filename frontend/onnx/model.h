@@ -26,8 +26,8 @@
 // Threading: one thread at a time per Model. Failures: ValueError/ShapeError/DTypeError naming the model,
 // the node or input and the values; device errors as realize throws them.
 #include <map>
-#include <span>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,22 +44,22 @@ struct ModelOptions {
 
 // What the last run did.
 struct RunInfo {
-  bool replayed = false;          // a captured plan ran: nothing was built, scheduled or compiled
-  bool captured = false;          // this run was captured for later replays
-  std::string not_captured;       // why not, when neither
-  size_t kernels = 0;             // kernels and copies the run launched
-  size_t compiled = 0;            // kernels new to the device's Realizer in this run
-  double build_ms = 0;            // building the Tensor graph (the importer)
+  bool replayed = false;     // a captured plan ran: nothing was built, scheduled or compiled
+  bool captured = false;     // this run was captured for later replays
+  std::string not_captured;  // why not, when neither
+  size_t kernels = 0;        // kernels and copies the run launched
+  size_t compiled = 0;       // kernels new to the device's Realizer in this run
+  double build_ms = 0;       // building the Tensor graph (the importer)
   double schedule_ms = 0, codegen_ms = 0, compile_ms = 0;
-  double total_ms = 0;            // the whole run() call
+  double total_ms = 0;  // the whole run() call
 };
 
 class Model {
  public:
   static Model load(const std::string& path, ModelOptions options = {});
   // A model from bytes; `name` labels messages, `base_dir` resolves external data ("" : none allowed).
-  static Model from_bytes(std::span<const std::byte> bytes, const std::string& name, const std::string& base_dir,
-                          ModelOptions options = {});
+  static Model from_bytes(std::span<const std::byte> bytes, const std::string& name,
+                          const std::string& base_dir, ModelOptions options = {});
   ~Model();
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;

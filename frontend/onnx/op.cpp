@@ -52,15 +52,15 @@ const T* OpContext::attr(const std::string& name) const {
   return v;
 }
 
-#define SLUICE_ATTR_READERS(T, fname)                                                          \
-  T OpContext::fname(const std::string& name) const {                                         \
-    const T* v = attr<T>(name);                                                               \
-    SLUICE_CHECK_IN(ValueError, op(), v) << "attribute '" << name << "' is required";         \
-    return *v;                                                                                \
-  }                                                                                           \
-  T OpContext::fname(const std::string& name, T def) const {                                  \
-    const T* v = attr<T>(name);                                                               \
-    return v ? *v : def;                                                                      \
+#define SLUICE_ATTR_READERS(T, fname)                                                 \
+  T OpContext::fname(const std::string& name) const {                                 \
+    const T* v = attr<T>(name);                                                       \
+    SLUICE_CHECK_IN(ValueError, op(), v) << "attribute '" << name << "' is required"; \
+    return *v;                                                                        \
+  }                                                                                   \
+  T OpContext::fname(const std::string& name, T def) const {                          \
+    const T* v = attr<T>(name);                                                       \
+    return v ? *v : def;                                                              \
   }
 SLUICE_ATTR_READERS(int64_t, attr_int)
 SLUICE_ATTR_READERS(std::string, attr_str)
@@ -91,7 +91,9 @@ std::shared_ptr<const TensorData> OpContext::attr_tensor_data(const std::string&
   return *v;
 }
 
-Tensor OpContext::attr_tensor(const std::string& name) { return constant_tensor(attr_tensor_data(name), rs_); }
+Tensor OpContext::attr_tensor(const std::string& name) {
+  return constant_tensor(attr_tensor_data(name), rs_);
+}
 
 const Graph& OpContext::attr_graph(const std::string& name) const {
   const auto* v = attr<std::shared_ptr<const Graph>>(name);

@@ -36,8 +36,8 @@ class OpContext {
   // ---- inputs
   size_t size() const { return inputs_.size(); }
   bool has(size_t i) const { return i < inputs_.size() && !inputs_[i].is_none(); }  // present, not None
-  const Value& value(size_t i) const;  // None when absent
-  const Tensor& in(size_t i) const;    // a required tensor input; ValueError when absent or not a tensor
+  const Value& value(size_t i) const;                                               // None when absent
+  const Tensor& in(size_t i) const;  // a required tensor input; ValueError when absent or not a tensor
   std::optional<Tensor> opt(size_t i) const;  // an optional tensor input
   const std::vector<Value>& inputs() const { return inputs_; }
 

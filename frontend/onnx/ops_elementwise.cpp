@@ -112,6 +112,8 @@ Values x_gelu(OpContext& c) {
   return {x * 0.5 * (1 + (x * std::numbers::sqrt2 / 2).erf())};
 }
 
+// One row per op: the table reads as a table.
+// clang-format off
 #define UNARY(name, expr) \
   { name, 1, [](OpContext& c) -> Values { const Tensor& x = c.in(0); return {expr}; } }
 #define BINARY(name, expr) \
@@ -203,6 +205,7 @@ const OpDef kOps[] = {
     {"Identity", 1, [](OpContext& c) -> Values { return {c.value(0)}; }},
     {"Dropout", 7, x_dropout},
 };
+// clang-format on
 
 #undef UNARY
 #undef BINARY

@@ -19,18 +19,24 @@ Shape shape_attr(OpContext& c) {
 }
 
 Tensor uniform(OpContext& c, const Shape& shape, DType dt) {
-  return Tensor::uniform(shape, c.attr_float("low", 0.0), c.attr_float("high", 1.0), c.seed(), c.device(), dt);
+  return Tensor::uniform(shape, c.attr_float("low", 0.0), c.attr_float("high", 1.0), c.seed(), c.device(),
+                         dt);
 }
 Tensor normal(OpContext& c, const Shape& shape, DType dt) {
-  return Tensor::normal(shape, c.attr_float("mean", 0.0), c.attr_float("scale", 1.0), c.seed(), c.device(), dt);
+  return Tensor::normal(shape, c.attr_float("mean", 0.0), c.attr_float("scale", 1.0), c.seed(), c.device(),
+                        dt);
 }
 
 // The `Like` forms take the input's shape, and its dtype unless `dtype` says otherwise.
-Values x_uniform(OpContext& c) { return {uniform(c, shape_attr(c), float_out(c, c.attr_dtype("dtype", dtypes::float32)))}; }
+Values x_uniform(OpContext& c) {
+  return {uniform(c, shape_attr(c), float_out(c, c.attr_dtype("dtype", dtypes::float32)))};
+}
 Values x_uniform_like(OpContext& c) {
   return {uniform(c, c.in(0).shape(), float_out(c, c.attr_dtype("dtype", c.in(0).dtype())))};
 }
-Values x_normal(OpContext& c) { return {normal(c, shape_attr(c), float_out(c, c.attr_dtype("dtype", dtypes::float32)))}; }
+Values x_normal(OpContext& c) {
+  return {normal(c, shape_attr(c), float_out(c, c.attr_dtype("dtype", dtypes::float32)))};
+}
 Values x_normal_like(OpContext& c) {
   return {normal(c, c.in(0).shape(), float_out(c, c.attr_dtype("dtype", c.in(0).dtype())))};
 }
@@ -59,19 +65,16 @@ Values x_multinomial(OpContext& c) {
   SLUICE_CHECK_IN(ValueError, c.op(), samples >= 1 && classes >= 1)
       << "needs sample_size >= 1 and a class, got sample_size " << samples << " for " << x.str();
   const DType acc = x.dtype() == dtypes::float64 ? dtypes::float64 : dtypes::float32;
-  Tensor cdf = x.cast(acc).softmax(1).cumsum(1).unsqueeze(1);                         // (B, 1, C)
-  Tensor u = Tensor::rand({x.shape(0), samples, 1}, c.seed(), c.device(), acc);      // (B, S, 1)
-  Tensor k = cdf.le(u).cast(dtypes::int32).sum({2}).cast(dtypes::int32);             // (B, S)
+  Tensor cdf = x.cast(acc).softmax(1).cumsum(1).unsqueeze(1);                    // (B, 1, C)
+  Tensor u = Tensor::rand({x.shape(0), samples, 1}, c.seed(), c.device(), acc);  // (B, S, 1)
+  Tensor k = cdf.le(u).cast(dtypes::int32).sum({2}).cast(dtypes::int32);         // (B, S)
   return {k.minimum(classes - 1).cast(out)};
 }
 
 const OpDef kOps[] = {
-    {"RandomUniform", 1, x_uniform},
-    {"RandomUniformLike", 1, x_uniform_like},
-    {"RandomNormal", 1, x_normal},
-    {"RandomNormalLike", 1, x_normal_like},
-    {"Bernoulli", 15, x_bernoulli},
-    {"Multinomial", 7, x_multinomial},
+    {"RandomUniform", 1, x_uniform}, {"RandomUniformLike", 1, x_uniform_like},
+    {"RandomNormal", 1, x_normal},   {"RandomNormalLike", 1, x_normal_like},
+    {"Bernoulli", 15, x_bernoulli},  {"Multinomial", 7, x_multinomial},
 };
 
 }  // namespace

@@ -119,9 +119,11 @@ Values x_tfidf(OpContext& c) {
   const std::vector<double> weights = c.attr_floats("weights", {});
   SLUICE_CHECK_IN(ValueError, c.op(), weights.empty() || int64_t(weights.size()) >= out_size)
       << "weights has " << weights.size() << " entries for " << out_size << " output coordinates";
-  std::vector<float> w(weights.begin(), weights.begin() + long(std::min<size_t>(weights.size(), size_t(out_size))));
+  std::vector<float> w(weights.begin(),
+                       weights.begin() + long(std::min<size_t>(weights.size(), size_t(out_size))));
   if (mode == "IDF") {
-    y = weights.empty() ? y.gt(0).cast(dtypes::float32) : y.gt(0).where(Tensor::from(w, {out_size}, c.device()), 0);
+    y = weights.empty() ? y.gt(0).cast(dtypes::float32)
+                        : y.gt(0).where(Tensor::from(w, {out_size}, c.device()), 0);
   } else if (mode == "TFIDF" && !weights.empty()) {
     y = y * Tensor::from(w, {out_size}, c.device());
   }

@@ -24,7 +24,7 @@ constexpr Scalar kTypes[] = {kNoType, Scalar::Float32, Scalar::UInt8, Scalar::In
                              Scalar::Float16, Scalar::Float64, Scalar::UInt32, Scalar::UInt64,
                              // COMPLEX64 COMPLEX128 BFLOAT16
                              kNoType, kNoType, Scalar::BFloat16};
-const char* const kTypeNames[] = {"undefined", "float",  "uint8",     "int8",       "uint16", "int16",
+const char* const kTypeNames[] = {"undefined", "float",  "uint8",     "int8",       "uint16",  "int16",
                                   "int32",     "int64",  "string",    "bool",       "float16", "double",
                                   "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
 
@@ -54,15 +54,19 @@ std::vector<std::byte> read_external(const ::onnx::TensorProto& t, const std::st
   for (const auto& kv : t.external_data()) {
     const std::string& k = kv.key();
     try {
-      if (k == "location") location = kv.value();
-      else if (k == "offset") offset = std::stoll(kv.value());
-      else if (k == "length") length = std::stoll(kv.value());
+      if (k == "location")
+        location = kv.value();
+      else if (k == "offset")
+        offset = std::stoll(kv.value());
+      else if (k == "length")
+        length = std::stoll(kv.value());
     } catch (const std::exception&) {
       fail(where, "external data " + k + " '" + kv.value() + "' is not a number");
     }
   }
   if (location.empty()) fail(where, "external data without a location");
-  if (base_dir.empty()) fail(where, "external data '" + location + "' but the model was not read from a file");
+  if (base_dir.empty())
+    fail(where, "external data '" + location + "' but the model was not read from a file");
   fs::path rel(location);
   if (rel.is_absolute() || rel.lexically_normal().string().rfind("..", 0) == 0)
     fail(where, "external data location '" + location + "' is outside the model's folder");
@@ -85,8 +89,8 @@ std::vector<std::byte> read_external(const ::onnx::TensorProto& t, const std::st
   return out;
 }
 
-Attribute read_attribute(const ::onnx::AttributeProto& a, const std::string& base_dir, const std::string& where,
-                         int depth);
+Attribute read_attribute(const ::onnx::AttributeProto& a, const std::string& base_dir,
+                         const std::string& where, int depth);
 std::shared_ptr<const Graph> read_graph(const ::onnx::GraphProto& g, const std::string& base_dir,
                                         const std::string& where, int depth);
 
@@ -97,15 +101,21 @@ ValueInfo read_value_info(const ::onnx::ValueInfoProto& v, const std::string& wh
   return info;
 }
 
-Attribute read_attribute(const ::onnx::AttributeProto& a, const std::string& base_dir, const std::string& where,
-                         int depth) {
+Attribute read_attribute(const ::onnx::AttributeProto& a, const std::string& base_dir,
+                         const std::string& where, int depth) {
   using A = ::onnx::AttributeProto;
   const std::string at = where + ": attribute '" + a.name() + "'";
   int type = a.type();
   if (type == A::UNDEFINED) {  // files before IR version 2 leave it out: the field that is set tells
-    type = a.has_f() ? A::FLOAT : a.has_i() ? A::INT : a.has_s() ? A::STRING : a.has_t() ? A::TENSOR
-           : a.has_g() ? A::GRAPH : a.floats_size() ? A::FLOATS : a.ints_size() ? A::INTS
-           : a.strings_size() ? A::STRINGS : A::UNDEFINED;
+    type = a.has_f()          ? A::FLOAT
+           : a.has_i()        ? A::INT
+           : a.has_s()        ? A::STRING
+           : a.has_t()        ? A::TENSOR
+           : a.has_g()        ? A::GRAPH
+           : a.floats_size()  ? A::FLOATS
+           : a.ints_size()    ? A::INTS
+           : a.strings_size() ? A::STRINGS
+                              : A::UNDEFINED;
   }
   switch (type) {
     case A::FLOAT: return double(a.f());
@@ -123,8 +133,9 @@ Attribute read_attribute(const ::onnx::AttributeProto& a, const std::string& bas
     }
     default: break;
   }
-  fail(at, "has type " + std::to_string(type) + ", which sluice does not read (sparse tensors, lists of "
-                                                 "tensors, graphs or types)");
+  fail(at, "has type " + std::to_string(type) +
+               ", which sluice does not read (sparse tensors, lists of "
+               "tensors, graphs or types)");
 }
 
 std::shared_ptr<const Graph> read_graph(const ::onnx::GraphProto& g, const std::string& base_dir,
@@ -139,7 +150,8 @@ std::shared_ptr<const Graph> read_graph(const ::onnx::GraphProto& g, const std::
   for (const auto& t : g.initializer())
     out->initializers.push_back(tensor_from_proto(t, base_dir, gw + ": initializer '" + t.name() + "'"));
   if (g.sparse_initializer_size() > 0)
-    fail(gw, "sparse initializer '" + g.sparse_initializer(0).values().name() + "' (sparse tensors are not read)");
+    fail(gw, "sparse initializer '" + g.sparse_initializer(0).values().name() +
+                 "' (sparse tensors are not read)");
   out->nodes.reserve(size_t(g.node_size()));
   for (int k = 0; k < g.node_size(); ++k) {
     const auto& n = g.node(k);
@@ -195,8 +207,10 @@ void read_type(const ::onnx::TypeProto& type, ValueInfo& info, const std::string
     info.has_shape = true;
     for (const auto& d : tt.shape().dim()) {
       Dim dim;
-      if (d.has_dim_value()) dim.size = d.dim_value();
-      else if (d.has_dim_param()) dim.symbol = d.dim_param();
+      if (d.has_dim_value())
+        dim.size = d.dim_value();
+      else if (d.has_dim_param())
+        dim.symbol = d.dim_param();
       info.shape.push_back(dim);
     }
   }
@@ -232,7 +246,9 @@ std::shared_ptr<const TensorData> tensor_from_proto(const ::onnx::TensorProto& t
       case T::UINT64: bytes = pack<uint64_t>(t.uint64_data()); break;
       case T::INT32: bytes = pack<int32_t>(t.int32_data()); break;
       case T::INT16: bytes = pack<int16_t>(t.int32_data()); break;
-      case T::UINT16: case T::FLOAT16: case T::BFLOAT16: bytes = pack<uint16_t>(t.int32_data()); break;
+      case T::UINT16:
+      case T::FLOAT16:
+      case T::BFLOAT16: bytes = pack<uint16_t>(t.int32_data()); break;
       case T::INT8: bytes = pack<int8_t>(t.int32_data()); break;
       case T::UINT8: bytes = pack<uint8_t>(t.int32_data()); break;
       case T::BOOL: bytes = pack<uint8_t>(t.int32_data()); break;
@@ -240,8 +256,9 @@ std::shared_ptr<const TensorData> tensor_from_proto(const ::onnx::TensorProto& t
     }
   }
   if (bytes.size() != size_t(n) * itemsize)
-    fail(where, "holds " + std::to_string(bytes.size()) + " bytes of data, but shape " + tuple_str(out->shape) +
-                    " of " + type_name(t.data_type()) + " needs " + std::to_string(size_t(n) * itemsize));
+    fail(where, "holds " + std::to_string(bytes.size()) + " bytes of data, but shape " +
+                    tuple_str(out->shape) + " of " + type_name(t.data_type()) + " needs " +
+                    std::to_string(size_t(n) * itemsize));
   if (out->dtype == dtypes::bool_)
     for (std::byte& b : bytes) b = b != std::byte{0} ? std::byte{1} : std::byte{0};
   auto host = std::make_shared<HostBuffer>();
@@ -252,8 +269,8 @@ std::shared_ptr<const TensorData> tensor_from_proto(const ::onnx::TensorProto& t
   return out;
 }
 
-std::shared_ptr<const ParsedModel> parse_model_bytes(std::span<const std::byte> bytes, const std::string& name,
-                                                     const std::string& base_dir) {
+std::shared_ptr<const ParsedModel> parse_model_bytes(std::span<const std::byte> bytes,
+                                                     const std::string& name, const std::string& base_dir) {
   if (bytes.size() > size_t(INT_MAX))
     fail(name, "is " + std::to_string(bytes.size()) +
                    " bytes, over protobuf's 2 GiB limit: store the weights as external data");
@@ -286,9 +303,9 @@ std::shared_ptr<const ParsedModel> parse_model_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(size));
   if (!in) fail(path, "cannot be read");
-  return parse_model_bytes(bytes, name, fs::path(path).parent_path().string().empty()
-                                            ? "."
-                                            : fs::path(path).parent_path().string());
+  return parse_model_bytes(
+      bytes, name,
+      fs::path(path).parent_path().string().empty() ? "." : fs::path(path).parent_path().string());
 }
 
 std::string ValueInfo::type_str() const {
@@ -299,8 +316,10 @@ std::string ValueInfo::type_str() const {
     os << "[";
     for (size_t i = 0; i < shape.size(); ++i) {
       if (i) os << ", ";
-      if (shape[i].size >= 0) os << shape[i].size;
-      else os << (shape[i].symbol.empty() ? "?" : shape[i].symbol);
+      if (shape[i].size >= 0)
+        os << shape[i].size;
+      else
+        os << (shape[i].symbol.empty() ? "?" : shape[i].symbol);
     }
     os << "]";
   }

@@ -10,8 +10,8 @@ namespace {
 const std::unordered_map<std::string, const OpDef*>& table() {
   static const auto* t = [] {
     auto* m = new std::unordered_map<std::string, const OpDef*>;
-    for (auto family : {elementwise_ops, reduce_ops, movement_ops, index_ops, nn_ops, loss_ops, image_ops, rnn_ops, control_ops,
-                        quant_ops, signal_ops, text_ops, random_ops})
+    for (auto family : {elementwise_ops, reduce_ops, movement_ops, index_ops, nn_ops, loss_ops, image_ops,
+                        rnn_ops, control_ops, quant_ops, signal_ops, text_ops, random_ops})
       for (const OpDef& d : family()) m->emplace(d.name, &d);
     return m;
   }();
@@ -28,7 +28,8 @@ const OpDef* find_op(const std::string& op_type) {
 std::vector<const OpDef*> all_ops() {
   std::vector<const OpDef*> out;
   for (const auto& [name, d] : table()) out.push_back(d);
-  std::sort(out.begin(), out.end(), [](const OpDef* a, const OpDef* b) { return std::string(a->name) < b->name; });
+  std::sort(out.begin(), out.end(),
+            [](const OpDef* a, const OpDef* b) { return std::string(a->name) < b->name; });
   return out;
 }
 

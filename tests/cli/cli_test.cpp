@@ -60,7 +60,8 @@ json parse(const Proc& r) {
 }
 
 TEST(Cli, EverySubcommandHasHelp) {
-  for (const char* sub : {"", "devices", "conformance", "latency", "profile", "run", "compile", "vad", "ocr"}) {
+  for (const char* sub :
+       {"", "devices", "conformance", "latency", "profile", "run", "compile", "vad", "ocr"}) {
     Proc r = sluice(std::string(sub) + " --help");
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ":\n" << r.out;
@@ -344,8 +345,9 @@ TEST(Cli, RunReadsNpyInputsAndWritesNpyOutputs) {
   for (int i = 0; i < 60; ++i) x[size_t(i)] = float(i), y[size_t(i)] = 0.5f * float(i);
   write_npy_f32(dir / "x.npy", "3, 4, 5", x);
   write_npy_f32(dir / "y.npy", "3, 4, 5", y);
-  Proc r = sluice("run " + model.string() + " --device CPU --input x=" + (dir / "x.npy").string() + " --input y=" +
-                  (dir / "y.npy").string() + " --output-dir " + (dir / "out").string() + " --bench 5 --json");
+  Proc r = sluice("run " + model.string() + " --device CPU --input x=" + (dir / "x.npy").string() +
+                  " --input y=" + (dir / "y.npy").string() + " --output-dir " + (dir / "out").string() +
+                  " --bench 5 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   json j = parse(r);
   EXPECT_EQ(j.at("device"), "CPU");
@@ -372,7 +374,8 @@ TEST(Cli, RunBadInputIsAClearError) {
   if (!fs::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed";
   Proc missing = sluice("run /nonexistent/model.onnx --device CPU");
   EXPECT_EQ(missing.code, 1);
-  EXPECT_NE(missing.err.find("[onnx] /nonexistent/model.onnx: does not exist or is not a file"), std::string::npos)
+  EXPECT_NE(missing.err.find("[onnx] /nonexistent/model.onnx: does not exist or is not a file"),
+            std::string::npos)
       << missing.err;
   Proc name = sluice("run " + model.string() + " --device CPU --input nosuch=random");
   EXPECT_EQ(name.code, 2);
@@ -412,8 +415,9 @@ TEST(Cli, CompileThenRunTheCompiledModel) {
   for (int i = 0; i < 60; ++i) x[size_t(i)] = float(i), y[size_t(i)] = 2.0f * float(i);
   write_npy_f32(dir / "x.npy", "3, 4, 5", x);
   write_npy_f32(dir / "y.npy", "3, 4, 5", y);
-  Proc r = sluice("run " + file + " --input x=" + (dir / "x.npy").string() + " --input y=" +
-                      (dir / "y.npy").string() + " --output-dir " + (dir / "out").string() + " --bench 3 --json",
+  Proc r = sluice("run " + file + " --input x=" + (dir / "x.npy").string() +
+                      " --input y=" + (dir / "y.npy").string() + " --output-dir " + (dir / "out").string() +
+                      " --bench 3 --json",
                   "SLUICE_CACHE_DIR=" + (dir / "cache").string());
   ASSERT_EQ(r.code, 0) << r.err;
   json j = parse(r);
@@ -433,7 +437,8 @@ TEST(Cli, CompileThenRunTheCompiledModel) {
   EXPECT_EQ(other.code, 1);
   EXPECT_NE(other.err.find("was compiled for CPU"), std::string::npos) << other.err;
   EXPECT_NE(other.err.find("it cannot run on NULL"), std::string::npos) << other.err;
-  Proc unwritable = sluice("compile " + model.string() + " --device CPU -o " + (dir / "no" / "such.sluice").string());
+  Proc unwritable =
+      sluice("compile " + model.string() + " --device CPU -o " + (dir / "no" / "such.sluice").string());
   EXPECT_EQ(unwritable.code, 1);
   EXPECT_NE(unwritable.err.find("cannot write the compiled model"), std::string::npos) << unwritable.err;
   Proc help = sluice("compile --help");
@@ -500,7 +505,8 @@ TEST(Cli, VadFindsTheSpeechInASpokenClip) {
   Proc h = sluice(args);
   ASSERT_EQ(h.code, 0) << h.err;
   EXPECT_NE(h.out.find("  speech "), std::string::npos) << h.out;
-  EXPECT_NE(h.out.find(std::to_string((samples + 511) / 512) + " chunks of 512 samples"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find(std::to_string((samples + 511) / 512) + " chunks of 512 samples"), std::string::npos)
+      << h.out;
   EXPECT_NE(h.out.find("median"), std::string::npos) << h.out;
   Proc help = sluice("vad --help");
   EXPECT_EQ(help.code, 0);

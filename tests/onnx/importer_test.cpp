@@ -142,7 +142,8 @@ ModelBuilder external_model(const std::string& location, int64_t offset, int64_t
 }
 
 void write(const fs::path& p, const std::vector<std::byte>& b) {
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
 }
 
 TEST(OnnxProto, ExternalDataLoadsAtItsOffset) {
@@ -164,8 +165,8 @@ TEST(OnnxProto, ExternalDataErrorsNameTheFileAndTheValues) {
     write(dir / "m.onnx", external_model(loc, off, len).bytes());
     return error_of([&] { Model::load((dir / "m.onnx").string(), {.device = kDev}); });
   };
-  EXPECT_NE(load("missing.bin", 0, 12).find("external data file '" + (dir / "missing.bin").string() +
-                                            "' cannot be read"),
+  EXPECT_NE(load("missing.bin", 0, 12)
+                .find("external data file '" + (dir / "missing.bin").string() + "' cannot be read"),
             std::string::npos);
   EXPECT_NE(load("weights.bin", 20, 12).find("offset 20 is past the end of"), std::string::npos);
   EXPECT_NE(load("weights.bin", 8, 12).find("offset 8 + length 12 is past the end of"), std::string::npos);
@@ -192,7 +193,9 @@ TEST(OnnxProto, TruncatedOrCorruptedFilesGiveClearErrors) {
     std::vector<std::byte> junk(64, std::byte{0xff});
     Model::from_bytes(junk, "junk.onnx", "");
   });
-  EXPECT_EQ(e, "[onnx] junk.onnx: is not a valid ONNX model (the protobuf does not parse: truncated or corrupted?)");
+  EXPECT_EQ(
+      e,
+      "[onnx] junk.onnx: is not a valid ONNX model (the protobuf does not parse: truncated or corrupted?)");
   EXPECT_EQ(error_of([] { Model::load("/nonexistent/m.onnx"); }),
             "[onnx] /nonexistent/m.onnx: does not exist or is not a file");
 }
@@ -207,7 +210,8 @@ TEST(OnnxModel, UnsupportedOpsAreListedAtOnceWithTheirNodes) {
   g.node("Bar", {"c"}, {"y"}, "bar")->set_domain("com.example");
   g.output("y", P::FLOAT, {2});
   EXPECT_EQ(error_of([&] { Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev}); }),
-            "[onnx] m.onnx: ops sluice does not support: Frobnicate (nodes 'f1', 'f2'), com.example.Bar (node 'bar')");
+            "[onnx] m.onnx: ops sluice does not support: Frobnicate (nodes 'f1', 'f2'), com.example.Bar "
+            "(node 'bar')");
 }
 
 TEST(OnnxModel, AValueNoNodeMakesIsNamedAtLoad) {
@@ -216,9 +220,10 @@ TEST(OnnxModel, AValueNoNodeMakesIsNamedAtLoad) {
   g.input("x", P::FLOAT, {2});
   g.node("Add", {"x", "nowhere"}, {"y"}, "add");
   g.output("y", P::FLOAT, {2});
-  EXPECT_EQ(error_of([&] { Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev}); }),
-            "[onnx] m.onnx: node 'add' (Add) reads 'nowhere', which no earlier node, initializer or graph input "
-            "makes");
+  EXPECT_EQ(
+      error_of([&] { Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev}); }),
+      "[onnx] m.onnx: node 'add' (Add) reads 'nowhere', which no earlier node, initializer or graph input "
+      "makes");
 }
 
 // y = a + b with a: [batch, 3] float, b: [batch, 3] float.
@@ -234,17 +239,30 @@ Model add_model() {
 TEST(OnnxModel, InputsAreCheckedAgainstTheirDeclaredTypes) {
   Model m = add_model();
   Tensor ok = floats({1, 2, 3, 4, 5, 6}, {2, 3});
-  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", ok}, {"c", ok}}); }),
+  EXPECT_EQ(error_of([&] {
+              m.run({{"a", ok}, {"b", ok}, {"c", ok}});
+            }),
             "[onnx] add.onnx: no input is named 'c' (inputs: a, b)");
-  EXPECT_EQ(error_of([&] { m.run({{"a", ok}}); }),
+  EXPECT_EQ(error_of([&] {
+              m.run({{"a", ok}});
+            }),
             "[onnx] add.onnx: input 'b' (tensor(float)[batch, 3]) is missing");
-  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", Tensor::from(std::vector<int32_t>(6), {2, 3}, kDev)}}); }),
+  EXPECT_EQ(error_of([&] {
+              m.run({{"a", ok}, {"b", Tensor::from(std::vector<int32_t>(6), {2, 3}, kDev)}});
+            }),
             "[onnx] add.onnx: input 'b' is declared tensor(float)[batch, 3], got int32 (2, 3)");
-  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", floats({1, 2, 3}, {3})}}); }),
+  EXPECT_EQ(error_of([&] {
+              m.run({{"a", ok}, {"b", floats({1, 2, 3}, {3})}});
+            }),
             "[onnx] add.onnx: input 'b' is declared tensor(float)[batch, 3] (rank 2), got shape (3,)");
-  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", floats({1, 2, 3, 4}, {2, 2})}}); }),
-            "[onnx] add.onnx: input 'b' is declared tensor(float)[batch, 3], got shape (2, 2) (dim 1 is 2, not 3)");
-  EXPECT_EQ(error_of([&] { m.run({{"a", ok}, {"b", floats({1, 2, 3}, {1, 3})}}); }),
+  EXPECT_EQ(
+      error_of([&] {
+        m.run({{"a", ok}, {"b", floats({1, 2, 3, 4}, {2, 2})}});
+      }),
+      "[onnx] add.onnx: input 'b' is declared tensor(float)[batch, 3], got shape (2, 2) (dim 1 is 2, not 3)");
+  EXPECT_EQ(error_of([&] {
+              m.run({{"a", ok}, {"b", floats({1, 2, 3}, {1, 3})}});
+            }),
             "[onnx] add.onnx: input 'b' has batch = 1 (dim 0), but an earlier input bound batch = 2");
   std::vector<Value> out = m.run({{"a", ok}, {"b", ok}});
   EXPECT_EQ(out.at(0).tensor().to_vector<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
@@ -257,7 +275,9 @@ TEST(OnnxModel, AnOutputThatDisagreesWithItsDeclarationIsAnError) {
   g.node("Relu", {"x"}, {"y"});
   g.output("y", P::FLOAT, {3, 2});
   Model m = Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev});
-  EXPECT_EQ(error_of([&] { m.run({{"x", floats({1, 2, 3, 4, 5, 6}, {2, 3})}}); }),
+  EXPECT_EQ(error_of([&] {
+              m.run({{"x", floats({1, 2, 3, 4, 5, 6}, {2, 3})}});
+            }),
             "[onnx] m.onnx: output 'y' is declared tensor(float)[3, 2], but the graph computes float (2, 3)");
 }
 
@@ -268,7 +288,9 @@ TEST(OnnxModel, AnOpErrorNamesTheModelTheNodeAndTheValues) {
   g.node("Add", {"x", "z"}, {"y"}, "adder");
   g.output_any("y", P::FLOAT);
   Model m = Model::from_bytes(mb.bytes(), "m.onnx", "", {.device = kDev});
-  const std::string e = error_of([&] { m.run({{"x", floats(std::vector<float>(6), {2, 3})}, {"z", floats({1, 2, 3, 4}, {4})}}); });
+  const std::string e = error_of([&] {
+    m.run({{"x", floats(std::vector<float>(6), {2, 3})}, {"z", floats({1, 2, 3, 4}, {4})}});
+  });
   EXPECT_EQ(e.rfind("[onnx] m.onnx: node 'adder' (Add): ", 0), 0u) << e;
   EXPECT_NE(e.find("(2, 3)"), std::string::npos) << e;
   EXPECT_NE(e.find("(4,)"), std::string::npos) << e;
@@ -380,8 +402,8 @@ void expect_values(const Value& v, const std::vector<double>& want, const Shape&
 
 // Runs one node `op` of opset `opset` on the float input "x"; `set` adds its attributes and initializers.
 template <class F>
-std::vector<Value> run_node(int opset, const std::string& op, const Tensor& x, std::vector<std::string> inputs,
-                            size_t outputs, F set) {
+std::vector<Value> run_node(int opset, const std::string& op, const Tensor& x,
+                            std::vector<std::string> inputs, size_t outputs, F set) {
   ModelBuilder mb(opset);
   auto g = mb.graph();
   g.input("x", P::FLOAT, std::vector<test::D>(x.shape().begin(), x.shape().end()));
@@ -414,19 +436,23 @@ TEST(OnnxOpsetDefaults, SoftmaxFlattensAtAxis1BeforeOpset13AndUsesTheLastAxisSin
 TEST(OnnxOpsetDefaults, ClipTakesItsBoundsAsAttributesBeforeOpset11AndAsInputsSince) {
   Tensor x = floats({-3, -1, 0.5, 2, 5}, {5});
   auto clip6 = [&](std::optional<float> lo, std::optional<float> hi) {
-    return run_node(6, "Clip", x, {"x"}, 1, [&](auto&, auto* n) {
-             if (lo) test::attr_f(n, "min", *lo);
-             if (hi) test::attr_f(n, "max", *hi);
-           }).at(0);
+    return run_node(6, "Clip", x, {"x"}, 1,
+                    [&](auto&, auto* n) {
+                      if (lo) test::attr_f(n, "min", *lo);
+                      if (hi) test::attr_f(n, "max", *hi);
+                    })
+        .at(0);
   };
   expect_values(clip6(-1, 2), {-1, -1, 0.5, 2, 2}, {5});
   expect_values(clip6(std::nullopt, 2), {-3, -1, 0.5, 2, 2}, {5});
   expect_values(clip6(std::nullopt, std::nullopt), {-3, -1, 0.5, 2, 5}, {5});
   auto clip11 = [&](const std::string& lo, const std::string& hi) {
-    return run_node(11, "Clip", x, {"x", lo, hi}, 1, [](auto& g, auto*) {
-             g.floats("lo", {-1}, {});
-             g.floats("hi", {2}, {});
-           }).at(0);
+    return run_node(11, "Clip", x, {"x", lo, hi}, 1,
+                    [](auto& g, auto*) {
+                      g.floats("lo", {-1}, {});
+                      g.floats("hi", {2}, {});
+                    })
+        .at(0);
   };
   expect_values(clip11("lo", "hi"), {-1, -1, 0.5, 2, 2}, {5});
   expect_values(clip11("", "hi"), {-3, -1, 0.5, 2, 2}, {5});
@@ -437,18 +463,24 @@ TEST(OnnxOpsetDefaults, ClipTakesItsBoundsAsAttributesBeforeOpset11AndAsInputsSi
 // tensor) reduce everything unless noop_with_empty_axes makes them the identity. keepdims defaults to 1.
 TEST(OnnxOpsetDefaults, ReduceSumTakesAxesAsAnAttributeBeforeOpset13AndAsAnInputSince) {
   Tensor x = floats({1, 2, 3, 4, 5, 6}, {2, 3});
-  auto sum = [&](int opset, std::vector<std::string> in, auto set) { return run_node(opset, "ReduceSum", x, in, 1, set).at(0); };
-  expect_values(sum(11, {"x"}, [](auto&, auto* n) { attr(n, "axes", std::vector<int64_t>{1}); }), {6, 15}, {2, 1});
+  auto sum = [&](int opset, std::vector<std::string> in, auto set) {
+    return run_node(opset, "ReduceSum", x, in, 1, set).at(0);
+  };
+  expect_values(sum(11, {"x"}, [](auto&, auto* n) { attr(n, "axes", std::vector<int64_t>{1}); }), {6, 15},
+                {2, 1});
   expect_values(sum(11, {"x"}, no_attrs), {21}, {1, 1});
-  expect_values(sum(11, {"x"}, [](auto&, auto* n) { attr(n, "axes", std::vector<int64_t>{0}), attr(n, "keepdims", 0); }),
+  expect_values(sum(11, {"x"},
+                    [](auto&, auto* n) { attr(n, "axes", std::vector<int64_t>{0}), attr(n, "keepdims", 0); }),
                 {5, 7, 9}, {3});
   expect_values(sum(13, {"x", "axes"}, [](auto& g, auto*) { g.ints("axes", {1}); }), {6, 15}, {2, 1});
-  expect_values(sum(13, {"x", "axes"}, [](auto& g, auto* n) { g.ints("axes", {-2}), attr(n, "keepdims", 0); }),
-                {5, 7, 9}, {3});
+  expect_values(
+      sum(13, {"x", "axes"}, [](auto& g, auto* n) { g.ints("axes", {-2}), attr(n, "keepdims", 0); }),
+      {5, 7, 9}, {3});
   expect_values(sum(13, {"x"}, no_attrs), {21}, {1, 1});
-  expect_values(sum(13, {"x"}, [](auto&, auto* n) { attr(n, "noop_with_empty_axes", 1); }), {1, 2, 3, 4, 5, 6},
-                {2, 3});
-  expect_values(sum(13, {"x", "axes"}, [](auto& g, auto* n) { g.ints("axes", {}, {0}), attr(n, "noop_with_empty_axes", 1); }),
+  expect_values(sum(13, {"x"}, [](auto&, auto* n) { attr(n, "noop_with_empty_axes", 1); }),
+                {1, 2, 3, 4, 5, 6}, {2, 3});
+  expect_values(sum(13, {"x", "axes"},
+                    [](auto& g, auto* n) { g.ints("axes", {}, {0}), attr(n, "noop_with_empty_axes", 1); }),
                 {1, 2, 3, 4, 5, 6}, {2, 3});
   expect_values(sum(13, {"x", "axes"}, [](auto& g, auto*) { g.ints("axes", {}, {0}); }), {21}, {1, 1});
 }
@@ -460,7 +492,9 @@ TEST(OnnxOpsetDefaults, SplitTakesSizesAsAnAttributeThenAnInputThenNumOutputs) {
   auto split = [&](int opset, const Tensor& x, std::vector<std::string> in, size_t outputs, auto set) {
     return run_node(opset, "Split", x, in, outputs, set);
   };
-  std::vector<Value> p = split(11, x7, {"x"}, 2, [](auto&, auto* n) { attr(n, "split", std::vector<int64_t>{2, 5}); });
+  std::vector<Value> p = split(11, x7, {"x"}, 2, [](auto&, auto* n) {
+    attr(n, "split", std::vector<int64_t>{2, 5});
+  });
   expect_values(p.at(0), {1, 2}, {2});
   expect_values(p.at(1), {3, 4, 5, 6, 7}, {5});
   p = split(11, floats({1, 2, 3, 4, 5, 6}, {6}), {"x"}, 3, no_attrs);
@@ -573,9 +607,12 @@ TEST(OnnxTfIdf, AStringPoolIsAClearError) {
   test::attr_strings(n, "pool_strings", {"a", "b"});
   g.output_any("y", P::FLOAT);
   Model m = Model::from_bytes(mb.bytes(), "tfidf.onnx", "", {.device = kDev});
-  EXPECT_EQ(error_of([&] { m.run({{"x", Tensor::from(std::vector<int64_t>{1, 2, 3, 4}, {4}, kDev)}}); }),
-            "[onnx] tfidf.onnx: node 'tfidf' (TfIdfVectorizer): the pool is strings (pool_strings), which need "
-            "string inputs: sluice has no string dtype");
+  EXPECT_EQ(
+      error_of([&] {
+        m.run({{"x", Tensor::from(std::vector<int64_t>{1, 2, 3, 4}, {4}, kDev)}});
+      }),
+      "[onnx] tfidf.onnx: node 'tfidf' (TfIdfVectorizer): the pool is strings (pool_strings), which need "
+      "string inputs: sluice has no string dtype");
 }
 
 }  // namespace

@@ -16,8 +16,8 @@ namespace sluice::onnx::test {
 struct D {
   int64_t size = -1;
   std::string symbol;
-  D(int64_t s) : size(s) {}                  // NOLINT: implicit, as in {2, 3}
-  D(const char* s) : symbol(s) {}            // NOLINT
+  D(int64_t s) : size(s) {}        // NOLINT: implicit, as in {2, 3}
+  D(const char* s) : symbol(s) {}  // NOLINT
 };
 
 inline void set_type(::onnx::ValueInfoProto* v, const std::string& name, int elem, std::vector<D> dims) {
@@ -27,8 +27,10 @@ inline void set_type(::onnx::ValueInfoProto* v, const std::string& name, int ele
   auto* s = t->mutable_shape();
   for (const D& d : dims) {
     auto* x = s->add_dim();
-    if (d.symbol.empty()) x->set_dim_value(d.size);
-    else x->set_dim_param(d.symbol);
+    if (d.symbol.empty())
+      x->set_dim_value(d.size);
+    else
+      x->set_dim_param(d.symbol);
   }
 }
 
@@ -60,7 +62,8 @@ class GraphBuilder {
     return n;
   }
   // An int64 or float initializer.
-  ::onnx::TensorProto* ints(const std::string& name, std::vector<int64_t> v, std::vector<int64_t> dims = {-1}) {
+  ::onnx::TensorProto* ints(const std::string& name, std::vector<int64_t> v,
+                            std::vector<int64_t> dims = {-1}) {
     auto* t = g_->add_initializer();
     t->set_name(name);
     t->set_data_type(::onnx::TensorProto::INT64);

@@ -87,7 +87,8 @@ TEST_P(OnnxRandom, NormalHasItsMeanAndScale) {
   EXPECT_NEAR(s.mean, 1, bound(4, kDraws));
   EXPECT_NEAR(s.var, 4, bound(2 * 16, kDraws));  // Var((x - mu)^2) = 2 sigma^4
   // The shape, not only the moments: P(|x - mean| < scale) = erf(1 / sqrt 2) = 0.6827.
-  const double within = double(std::count_if(v.begin(), v.end(), [](double x) { return std::abs(x - 1) < 2; }));
+  const double within =
+      double(std::count_if(v.begin(), v.end(), [](double x) { return std::abs(x - 1) < 2; }));
   EXPECT_NEAR(within / kDraws, std::erf(1 / std::sqrt(2.0)), bound(0.6827 * 0.3173, kDraws));
 }
 
@@ -244,7 +245,8 @@ TEST(OnnxRandomDTypes, AnIntegerDTypeForUniformIsAClearError) {
     m.run({});
     FAIL() << "no error";
   } catch (const DTypeError& e) {
-    EXPECT_NE(std::string(e.what()).find("dtype must be a float type, got int32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("dtype must be a float type, got int32"), std::string::npos)
+        << e.what();
   }
 }
 

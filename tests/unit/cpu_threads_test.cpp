@@ -27,7 +27,8 @@ TEST(CpuThreads, ABadCountIsAnErrorNamingTheVariable) {
       sluice::cpu::open_device();
       ADD_FAILURE() << "SLUICE_CPU_THREADS=" << bad << " was accepted";
     } catch (const sluice::ValueError& e) {
-      EXPECT_NE(std::string(e.what()).find("SLUICE_CPU_THREADS='" + std::string(bad) + "'"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("SLUICE_CPU_THREADS='" + std::string(bad) + "'"),
+                std::string::npos)
           << e.what();
     }
   }

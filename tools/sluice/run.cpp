@@ -21,8 +21,8 @@
 #include "frontend/onnx/proto.h"
 #include "runtime/device.h"
 #include "runtime/device_name.h"
-#include "runtime/reference.h"
 #include "runtime/npy.h"
+#include "runtime/reference.h"
 #include "runtime/saved_plan.h"
 #include "tools/sluice/cli.h"
 #include "tools/sluice/model_inputs.h"
@@ -43,7 +43,9 @@ struct Options {
   bool json = false, list_ops = false;
 };
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 nlohmann::json describe(const std::string& name, const Tensor& t) {
   eval::HostArray a = reference(t);
@@ -66,12 +68,14 @@ nlohmann::json describe(const std::string& name, const Tensor& t) {
 
 void print_value(const char* role, const nlohmann::json& v) {
   std::string shape = "(";
-  for (size_t i = 0; i < v["shape"].size(); ++i) shape += (i ? ", " : "") + std::to_string(int64_t(v["shape"][i]));
+  for (size_t i = 0; i < v["shape"].size(); ++i)
+    shape += (i ? ", " : "") + std::to_string(int64_t(v["shape"][i]));
   shape += v["shape"].size() == 1 ? ",)" : ")";
-  std::printf("  %-6s %-24s %-8s %-18s", role, std::string(v["name"]).c_str(), std::string(v["dtype"]).c_str(),
-              shape.c_str());
+  std::printf("  %-6s %-24s %-8s %-18s", role, std::string(v["name"]).c_str(),
+              std::string(v["dtype"]).c_str(), shape.c_str());
   if (v.contains("min"))
-    std::printf(" min %-10.4g max %-10.4g mean %-10.4g", double(v["min"]), double(v["max"]), double(v["mean"]));
+    std::printf(" min %-10.4g max %-10.4g mean %-10.4g", double(v["min"]), double(v["max"]),
+                double(v["mean"]));
   if (v.contains("nan")) std::printf(" nan %lld", (long long)int64_t(v["nan"]));
   std::printf("\n");
 }
@@ -103,7 +107,8 @@ Stats bench(int runs, hcq::Device& dev, const std::function<void()>& run) {
 }
 
 nlohmann::json bench_json(int runs, const Stats& st) {
-  return {{"runs", runs}, {"median_ms", st.median}, {"p99_ms", st.p99}, {"min_ms", st.min}, {"max_ms", st.max}};
+  return {
+      {"runs", runs}, {"median_ms", st.median}, {"p99_ms", st.p99}, {"min_ms", st.min}, {"max_ms", st.max}};
 }
 
 // A compiled model: load (timed), then the same runs as for an ONNX file.
@@ -111,7 +116,8 @@ int run_compiled(const Options& o) {
   if (!o.dims.empty()) throw UsageError("--dim: a compiled model's shapes are fixed (sluice compile --dim)");
   // The device opened before the clock starts (an absent one is a usage error), so the load time is the
   // file's: reading, checking, uploading the weights and loading the kernels.
-  const std::string device = o.device.empty() ? read_plan_file(o.model).target.device : select_devices(o.device).at(0);
+  const std::string device =
+      o.device.empty() ? read_plan_file(o.model).target.device : select_devices(o.device).at(0);
   hcq::Device& dev = open_device(device);
   const uint64_t inv0 = dev.compiler().invocations(), hits0 = dev.compiler().cache_hits();
   auto t0 = Clock::now();
@@ -135,13 +141,20 @@ int run_compiled(const Options& o) {
     if (!o.output_dir.empty()) write_output(o.output_dir, m.outputs()[k].name, out[k].tensor());
   }
   const Stats st = bench(o.bench, dev, [&] { m.run(inputs); });
-  const uint64_t compiles = dev.compiler().invocations() - inv0, cache_reads = dev.compiler().cache_hits() - hits0;
+  const uint64_t compiles = dev.compiler().invocations() - inv0,
+                 cache_reads = dev.compiler().cache_hits() - hits0;
 
   if (o.json) {
-    nlohmann::json j = {{"model", o.model},     {"compiled_model", true}, {"name", m.name()},
-                        {"device", m.device()}, {"inputs", in_j},         {"outputs", out_j},
-                        {"load_ms", load_ms},   {"first_run", {{"ms", first_ms}}},
-                        {"compiler_runs", compiles}, {"compiler_cache_reads", cache_reads}};
+    nlohmann::json j = {{"model", o.model},
+                        {"compiled_model", true},
+                        {"name", m.name()},
+                        {"device", m.device()},
+                        {"inputs", in_j},
+                        {"outputs", out_j},
+                        {"load_ms", load_ms},
+                        {"first_run", {{"ms", first_ms}}},
+                        {"compiler_runs", compiles},
+                        {"compiler_cache_reads", cache_reads}};
     if (o.bench > 0) j["bench"] = bench_json(o.bench, st);
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -153,8 +166,8 @@ int run_compiled(const Options& o) {
               (unsigned long long)compiles, (unsigned long long)cache_reads);
   std::printf("first run %.3f ms\n", first_ms);
   if (o.bench > 0)
-    std::printf("bench %d runs: median %.3f ms, p99 %.3f ms (min %.3f, max %.3f)\n", o.bench, st.median, st.p99,
-                st.min, st.max);
+    std::printf("bench %d runs: median %.3f ms, p99 %.3f ms (min %.3f, max %.3f)\n", o.bench, st.median,
+                st.p99, st.min, st.max);
   return 0;
 }
 
@@ -165,9 +178,10 @@ int list_ops(bool json) {
     std::cout << nlohmann::json{{"opsets", {onnx::kMinOpset, onnx::kMaxOpset}}, {"ops", ops}}.dump(2) << "\n";
     return 0;
   }
-  std::printf("ONNX default-domain ops sluice imports (opsets %d to %d); 'since' is the oldest opset whose form\n"
-              "of the op is read:\n",
-              onnx::kMinOpset, onnx::kMaxOpset);
+  std::printf(
+      "ONNX default-domain ops sluice imports (opsets %d to %d); 'since' is the oldest opset whose form\n"
+      "of the op is read:\n",
+      onnx::kMinOpset, onnx::kMaxOpset);
   int col = 0;
   for (const onnx::OpDef* d : onnx::all_ops()) {
     std::printf("  %-26s %3d%s", d->name, d->since, ++col % 3 == 0 ? "\n" : "");
@@ -222,47 +236,49 @@ int run(const Options& o) {
   const Stats st = bench(o.bench, dev, [&] { m.run(inputs); });
 
   if (o.json) {
-    nlohmann::json j = {{"model", o.model},
-                        {"device", device},
-                        {"opset", m.opset()},
-                        {"inputs", in_j},
-                        {"outputs", out_j},
-                        {"import_ms", import_ms},
-                        {"first_run",
-                         {{"ms", first_ms},
-                          {"build_ms", first.build_ms},
-                          {"schedule_ms", first.schedule_ms},
-                          {"codegen_ms", first.codegen_ms},
-                          {"compile_ms", first.compile_ms},
-                          {"kernels", first.kernels},
-                          {"compiled", first.compiled}}},
-                        {"second_run",
-                         {{"ms", second_ms}, {"replayed", second.replayed}, {"kernels", second.kernels}}}};
+    nlohmann::json j = {
+        {"model", o.model},
+        {"device", device},
+        {"opset", m.opset()},
+        {"inputs", in_j},
+        {"outputs", out_j},
+        {"import_ms", import_ms},
+        {"first_run",
+         {{"ms", first_ms},
+          {"build_ms", first.build_ms},
+          {"schedule_ms", first.schedule_ms},
+          {"codegen_ms", first.codegen_ms},
+          {"compile_ms", first.compile_ms},
+          {"kernels", first.kernels},
+          {"compiled", first.compiled}}},
+        {"second_run", {{"ms", second_ms}, {"replayed", second.replayed}, {"kernels", second.kernels}}}};
     if (!second.replayed) j["second_run"]["not_replayed"] = second.not_captured;
-    if (o.bench > 0)
-      j["bench"] = bench_json(o.bench, st);
+    if (o.bench > 0) j["bench"] = bench_json(o.bench, st);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
   std::printf("%s on %s (opset %d)\n", o.model.c_str(), device.c_str(), m.opset());
   for (const auto& v : in_j) print_value("input", v);
   for (const auto& v : out_j) {
-    if (v.contains("value")) std::printf("  output %-24s %s\n", std::string(v["name"]).c_str(), std::string(v["value"]).c_str());
-    else print_value("output", v);
+    if (v.contains("value"))
+      std::printf("  output %-24s %s\n", std::string(v["name"]).c_str(), std::string(v["value"]).c_str());
+    else
+      print_value("output", v);
   }
   std::printf("import %.1f ms\n", import_ms);
-  std::printf("first run %.1f ms: build %.1f ms, schedule %.1f ms, codegen %.1f ms, compile %.1f ms; %zu kernels "
-              "(%zu compiled)\n",
-              first_ms, first.build_ms, first.schedule_ms, first.codegen_ms, first.compile_ms, first.kernels,
-              first.compiled);
+  std::printf(
+      "first run %.1f ms: build %.1f ms, schedule %.1f ms, codegen %.1f ms, compile %.1f ms; %zu kernels "
+      "(%zu compiled)\n",
+      first_ms, first.build_ms, first.schedule_ms, first.codegen_ms, first.compile_ms, first.kernels,
+      first.compiled);
   if (second.replayed)
-    std::printf("second run %.3f ms: replayed %zu kernels (nothing built, scheduled or compiled)\n", second_ms,
-                second.kernels);
+    std::printf("second run %.3f ms: replayed %zu kernels (nothing built, scheduled or compiled)\n",
+                second_ms, second.kernels);
   else
     std::printf("second run %.3f ms: not replayed (%s)\n", second_ms, second.not_captured.c_str());
   if (o.bench > 0)
-    std::printf("bench %d runs: median %.3f ms, p99 %.3f ms (min %.3f, max %.3f)\n", o.bench, st.median, st.p99,
-                st.min, st.max);
+    std::printf("bench %d runs: median %.3f ms, p99 %.3f ms (min %.3f, max %.3f)\n", o.bench, st.median,
+                st.p99, st.min, st.max);
   return 0;
 }
 
