@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "runtime/device.h"
 #include "runtime/device_name.h"
@@ -169,6 +170,11 @@ std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+std::string data_path(const std::string& relative) {
+  const char* data = std::getenv("SLUICE_DATA");
+  return std::string(data && *data ? data : "data") + "/" + relative;
 }
 
 }  // namespace sluice::cli

@@ -48,6 +48,9 @@ std::vector<DeviceSlot> enumerate_devices();
 std::vector<std::string> select_devices(const std::string& spec);
 // The default device's name (runtime/device_name.h default_device), as UsageError if none opens.
 std::string default_device_name();
+// A file of the data scripts/fetch-models.sh fetches: under $SLUICE_DATA, else data/ in the current
+// directory ("ocr-models/assets" -> "data/ocr-models/assets").
+std::string data_path(const std::string& relative);
 
 bool stdout_is_terminal();
 // A one-line progress bar on stderr, drawn only when stdout is a terminal and --json is off.

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -26,12 +25,6 @@ struct Options {
   int batch = 6;
   bool json = false;
 };
-
-// Where scripts/fetch-models.sh puts the models: $SLUICE_DATA, else data/ under the current directory.
-std::string default_models() {
-  const char* data = std::getenv("SLUICE_DATA");
-  return std::string(data && *data ? data : "data") + "/ocr-models/assets";
-}
 
 // Terminal columns of UTF-8 text: East Asian characters take two.
 int columns(const std::string& s) {
@@ -55,7 +48,7 @@ int run(const Options& o) {
   try {
     im = ocr::read_image(o.image);
   } catch (const ValueError& e) { throw UsageError(e.what()); }
-  const std::string models = o.models.empty() ? default_models() : o.models;
+  const std::string models = o.models.empty() ? data_path("ocr-models/assets") : o.models;
   SLUICE_CHECK_IN(ValueError, "ocr", fs::is_directory(models))
       << "the PP-OCRv4 models are not in " << models
       << ": run scripts/fetch-models.sh in the sluice repository, then run from there, set SLUICE_DATA to "

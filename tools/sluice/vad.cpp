@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 
 #include "base/error.h"
@@ -26,12 +25,6 @@ struct Options {
   bool json = false;
 };
 
-// Where scripts/fetch-models.sh puts the model: $SLUICE_DATA, else data/ under the current directory.
-std::string default_model() {
-  const char* data = std::getenv("SLUICE_DATA");
-  return std::string(data && *data ? data : "data") + "/vad-web/dist/silero_vad_v5.onnx";
-}
-
 int run(const Options& o) {
   if (o.file.empty()) throw UsageError("give a WAV file: sluice vad FILE.wav");
   const std::string device = o.device.empty() ? default_device_name() : select_devices(o.device).at(0);
@@ -39,7 +32,7 @@ int run(const Options& o) {
   try {
     audio = vad::read_mono(o.file, vad::kRate);
   } catch (const ValueError& e) { throw UsageError(e.what()); }
-  const std::string model = o.model.empty() ? default_model() : o.model;
+  const std::string model = o.model.empty() ? data_path("vad-web/dist/silero_vad_v5.onnx") : o.model;
   open_device(device);  // opened before the clock starts
   auto t0 = Clock::now();
   vad::Silero v = vad::Silero::load(model, device);
