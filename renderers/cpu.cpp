@@ -18,6 +18,35 @@ Dialect cpu_dialect() {
   return d;
 }
 
+// In a kernel with loops, the launch dimension to vary fastest: the one along which the largest buffer read
+// inside the loops is shared, so that consecutive work-groups of a core reuse it from cache (a matmul's
+// right-hand panel down its rows, a convolution's input across its output channels). Ties go to the
+// next-to-last dimension, then the later one; -1 when nothing inside a loop is shared.
+int shared_dim(const codegen::Kernel& k, int nd) {
+  std::vector<int64_t> bytes(size_t(std::max(nd, 0)), 0);  // per dimension: largest buffer shared along it
+  for (const UOp& u : k.uops) {
+    if (u.op() != Op::Load || u.src(0).op() != Op::Index || u.src(0).src(0).op() != Op::DefineGlobal)
+      continue;
+    std::vector<bool> uses(size_t(nd), false);
+    bool in_loop = false;
+    for (const UOp& n : u.src(0).toposort()) {
+      in_loop |= n.op() == Op::Range;
+      if (n.op() != Op::Special) continue;
+      const std::string& name = n.arg_as<VarArg>().name;
+      if (name.rfind("gidx", 0) == 0 && name.size() == 5 && name[4] - '0' < nd)
+        uses[size_t(name[4] - '0')] = true;
+    }
+    if (!in_loop) continue;
+    const codegen::KernelBuffer& b = k.bufs[size_t(u.src(0).src(0).arg_as<int64_t>())];
+    for (int d = 0; d < nd; ++d)
+      if (!uses[size_t(d)]) bytes[size_t(d)] = std::max(bytes[size_t(d)], b.size * b.dtype.itemsize());
+  }
+  int best = -1;
+  for (int d : {nd - 2, nd - 1, nd - 3})
+    if (d >= 0 && bytes[size_t(d)] > 0 && (best < 0 || bytes[size_t(d)] > bytes[size_t(best)])) best = d;
+  return best;
+}
+
 class CpuRenderer final : public CStyleRenderer {
  public:
   CpuRenderer() : CStyleRenderer(cpu_dialect()) {}
@@ -25,17 +54,13 @@ class CpuRenderer final : public CStyleRenderer {
  protected:
   // The grid is flattened and split into n_cores contiguous shares (the ABI's intended scheme).
   // Consecutive work-groups of a core vary the last launch dimension fastest (memory order), except in
-  // kernels with loops (reductions) of two or more dimensions, which vary the next-to-last fastest: a
-  // matmul's work-groups then walk down the rows of one column tile, whose panel of the right operand
-  // stays in cache.
+  // kernels with loops, which vary shared_dim's fastest.
   std::string wrap(const codegen::Kernel& k, const std::string& body) const override {
     int nd = 0;
     for (int d = 0; d < 3; ++d)
       if (k.global_size[size_t(d)] > 1) nd = d + 1;
-    const bool loops =
-        std::any_of(k.uops.begin(), k.uops.end(), [](const UOp& u) { return u.op() == Op::Range; });
     std::vector<int> order;  // the launch dimensions in use, fastest first
-    if (loops && nd >= 2) order = {nd - 2, nd - 1};
+    if (int d = shared_dim(k, nd); d >= 0) order = {d};
     for (int d = nd - 1; d >= 0; --d)
       if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
     // The ids are decoded once, from the share's first work-group, then advanced like an odometer: no

@@ -1,5 +1,6 @@
 // Convolutions and pooling over sliding windows (detail::pool): a window axis per kernel axis, then a
-// multiply-and-sum (conv) or a reduction (pool) over the window axes — no im2col copy.
+// multiply-and-sum (conv) or a reduction (pool) over the window axes — no im2col copy (a large conv copies
+// its padded input once).
 #include <limits>
 
 #include "runtime/tensor_internal.h"
@@ -37,14 +38,55 @@ Tensor pad_last(const Tensor& t, const Bounds& pads, Number value = 0) {
   return t.pad(all, value);
 }
 
-Tensor windows(const char* op, const Tensor& padded, const Shape& k, const Shape& s, const Shape& d) {
+void check_fits(const char* op, const Tensor& padded, const Shape& k, const Shape& s, const Shape& d) {
   Shape in(padded.shape().end() - long(k.size()), padded.shape().end());
   for (size_t j = 0; j < k.size(); j++) {
     SLUICE_CHECK_IN(ShapeError, op, d[j] * (k[j] - 1) + 1 <= in[j] && k[j] > 0 && s[j] > 0 && d[j] > 0)
         << "kernel " << tuple_str(k) << " with stride " << tuple_str(s) << " and dilation " << tuple_str(d)
         << " does not fit the padded input " << tuple_str(in);
   }
+}
+
+Tensor windows(const char* op, const Tensor& padded, const Shape& k, const Shape& s, const Shape& d) {
+  check_fits(op, padded, k, s, d);
   return detail::pool(padded, k, s, d);
+}
+
+// A strided convolution as a stride-1 one over the input's phases: position i*s + r of an axis becomes
+// position i of phase r, a new channel. The kernel shrinks to ceil(k / s) taps per phase (taps past k are
+// zero weights), and every window is contiguous again, so loads vectorize. The input copy is the one a
+// padded conv makes anyway; the zero taps cost ceil(k/s)*s/k more multiply-adds.
+// (bs, C, *P) padded input -> (bs, C * prod(s), *n), n = out + ceil(k/s) - 1, channels ordered (C, *r).
+Tensor space_to_depth(const Tensor& x, const Tensor& weight, const Shape& s) {
+  const size_t dims = s.size();
+  Shape split{x.shape()[0], x.shape()[1]}, order{0, 1}, merged{x.shape()[0], x.shape()[1]};
+  Bounds fit{{0, x.shape()[0]}, {0, x.shape()[1]}}, grow(2, {0, 0});
+  for (size_t j = 0; j < dims; j++) {
+    const int64_t len = x.shape()[2 + j], kj = weight.shape()[2 + j], kk = (kj + s[j] - 1) / s[j];
+    const int64_t n = (len - kj) / s[j] + kk;  // output positions + the extra taps' reach
+    fit.push_back({0, std::min(len, n * s[j])}), grow.push_back({0, std::max<int64_t>(n * s[j] - len, 0)});
+    split.push_back(n), split.push_back(s[j]);
+    merged[1] *= s[j];
+  }
+  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(3 + 2 * j));
+  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(2 + 2 * j)), merged.push_back(split[2 + 2 * j]);
+  return x.shrink(fit).pad(grow).reshape(split).permute(order).reshape(merged).contiguous();
+}
+
+// (cout, cin, *k) -> (cout, cin * prod(s), *ceil(k / s)), channels ordered (cin, *r) as space_to_depth's.
+Tensor space_to_depth_weight(const Tensor& w, const Shape& s) {
+  const size_t dims = s.size();
+  Shape split{w.shape()[0], w.shape()[1]}, order{0, 1}, merged{w.shape()[0], w.shape()[1]};
+  Bounds grow(2, {0, 0});
+  for (size_t j = 0; j < dims; j++) {
+    const int64_t kj = w.shape()[2 + j], kk = (kj + s[j] - 1) / s[j];
+    grow.push_back({0, kk * s[j] - kj});
+    split.push_back(kk), split.push_back(s[j]);
+    merged[1] *= s[j];
+  }
+  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(3 + 2 * j));
+  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(2 + 2 * j)), merged.push_back(split[2 + 2 * j]);
+  return w.pad(grow).reshape(split).permute(order).reshape(merged);
 }
 
 Shape last_axes(size_t n) {
@@ -82,6 +124,9 @@ PoolSetup pool_setup(const char* op, const Tensor& t, const PoolOptions& o) {
 }
 }  // namespace
 
+// Multiply-adds from which a convolution copies its padded input (conv2d).
+constexpr int64_t kCopyPaddedMacs = int64_t(1) << 22;
+
 Tensor Tensor::conv2d(const Tensor& weight) const { return conv2d(weight, ConvOptions{}); }
 
 // Windows (bs, cin, *out, *k) are broadcast against the weight as (bs, groups, rcout, *out, cin/groups, *k)
@@ -104,8 +149,21 @@ Tensor Tensor::conv2d(const Tensor& weight, const ConvOptions& o) const {
       << "bias " << tuple_str(o.bias->shape()) << " does not match " << cout << " output channels";
   Shape s = detail::per_dim("conv2d", "stride", o.stride, dims),
         d = detail::per_dim("conv2d", "dilation", o.dilation, dims);
-  Tensor x =
-      windows("conv2d", pad_last(*this, detail::resolve_pool_pads("conv2d", o.padding, dims)), k, s, d);
+  // A large convolution reads a padded copy of its input: read through the pad, every load of the
+  // reduction would test its bounds and could not be a vector load (and a fused producer would be
+  // recomputed for each output channel). A small one stays one kernel, where a launch costs more.
+  Bounds pads = detail::resolve_pool_pads("conv2d", o.padding, dims);
+  Tensor x = pad_last(*this, pads);
+  const bool padded = std::any_of(pads.begin(), pads.end(), [](auto b) { return b.first || b.second; }),
+             large = sluice::prod(shape()) / cin_all * cout * cin * sluice::prod(k) >= kCopyPaddedMacs,
+             strided = std::any_of(s.begin(), s.end(), [](int64_t v) { return v > 1; }),
+             dilated = std::any_of(d.begin(), d.end(), [](int64_t v) { return v > 1; });
+  if (large && strided && !dilated) {
+    check_fits("conv2d", x, k, s, d);
+    return space_to_depth(x, weight, s).conv2d(space_to_depth_weight(weight, s), {o.bias, g});
+  }
+  if (padded && large) x = x.contiguous();
+  x = windows("conv2d", x, k, s, d);
   Shape out(x.shape().begin() + 2, x.shape().begin() + 2 + long(dims));
   int64_t rcout = cout / g;
   Shape grouped{bs, g, cin, 1}, wide{bs, g, cin, rcout}, wview{1, g, rcout};
@@ -129,6 +187,38 @@ Tensor Tensor::conv2d(const Tensor& weight, const ConvOptions& o) const {
   return ret + o.bias->reshape(bview);
 }
 
+namespace {
+// A transposed convolution whose kernel equals its stride: the windows do not overlap, so each input pixel
+// is multiplied into its own k-sized block of the output. One contraction over the input channels gives
+// (bs, cout, *k, *in); interleaving the block axes with the input axes gives the output, which the padding
+// crops and the output padding extends with zeros. No zeros are inserted and none are multiplied.
+Tensor stride_sized_transpose(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                              const Shape& k, const Shape& p, const Shape& op) {
+  const size_t dims = k.size();
+  const int64_t bs = x.shape()[0], cin = x.shape()[1], cout = weight.shape()[1];
+  Shape in(x.shape().begin() + 2, x.shape().end());
+  Shape xv{bs, cin, 1}, wv{1, cin, cout}, order{0, 1}, full{bs, cout};
+  xv.insert(xv.end(), dims, 1), xv.insert(xv.end(), in.begin(), in.end());
+  wv.insert(wv.end(), k.begin(), k.end()), wv.insert(wv.end(), dims, 1);
+  for (size_t j = 0; j < dims; j++) {
+    order.push_back(int64_t(2 + dims + j)), order.push_back(int64_t(2 + j));  // in_j, k_j
+    full.push_back(in[j] * k[j]);
+  }
+  Tensor y = (x.reshape(xv) * weight.reshape(wv)).sum({1}).permute(order).reshape(full);
+  Bounds crop{{0, bs}, {0, cout}}, grow(2, {0, 0});
+  for (size_t j = 0; j < dims; j++) {
+    int64_t end = in[j] * k[j] + op[j] - p[j];
+    crop.push_back({p[j], std::min(end, in[j] * k[j])});
+    grow.push_back({0, std::max<int64_t>(end - in[j] * k[j], 0)});
+  }
+  y = y.shrink(crop).pad(grow);
+  if (!bias) return y;
+  Shape bview{1, cout};
+  bview.insert(bview.end(), dims, 1);
+  return y + bias->reshape(bview);
+}
+}  // namespace
+
 Tensor Tensor::conv_transpose2d(const Tensor& weight) const {
   return conv_transpose2d(weight, ConvOptions{});
 }
@@ -150,6 +240,14 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const ConvOptions& o) cons
   Shape d = detail::per_dim("conv_transpose2d", "dilation", o.dilation, dims);
   Shape p = detail::per_dim("conv_transpose2d", "padding", o.padding, dims);
   Shape op = detail::per_dim("conv_transpose2d", "output_padding", o.output_padding, dims);
+  bool blocks = o.groups == 1 && k == s;
+  for (size_t j = 0; j < dims; j++) blocks &= d[j] == 1 && 2 * p[j] < shape()[2 + j] * k[j] + op[j];
+  if (blocks) {
+    SLUICE_CHECK_IN(ShapeError, "conv_transpose2d", !o.bias || o.bias->shape() == Shape{weight.shape()[1]})
+        << "bias " << tuple_str(o.bias->shape()) << " does not match " << weight.shape()[1]
+        << " output channels";
+    return stride_sized_transpose(*this, weight, o.bias, s, p, op);
+  }
   Shape flips;
   for (size_t j = 0; j < dims; j++) flips.push_back(3 + int64_t(j));
   Tensor w = weight.unflatten(0, {o.groups, -1}).transpose(1, 2).flip(flips).flatten(0, 1);

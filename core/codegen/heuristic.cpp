@@ -92,8 +92,17 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
           broadcast(q.axis))
         col = i;
     }
+    // Rows: an axis some load broadcasts; best one the load read along the columns broadcasts (a conv's
+    // output channels, not its output rows), so each column vector loaded serves every row.
+    auto serves_rows = [&](int64_t axis) {
+      for (const LoadInfo& l : loads)
+        if (l.strides[size_t(col ? plan.pieces[*col].axis : 0)] == 1 && l.strides[size_t(axis)] == 0)
+          return true;
+      return false;
+    };
     for (size_t i : pieces_of(AxisKind::Global))
-      if (col && i != *col && plan.pieces[i].size % kCpuTileRows == 0 && broadcast(plan.pieces[i].axis))
+      if (col && i != *col && plan.pieces[i].size % kCpuTileRows == 0 && broadcast(plan.pieces[i].axis) &&
+          (!row || serves_rows(plan.pieces[i].axis) || !serves_rows(plan.pieces[*row].axis)))
         row = i;
     if (col && row) {
       const int64_t rows = kCpuTileRows;

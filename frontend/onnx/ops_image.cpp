@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "frontend/onnx/op.h"
 
@@ -112,6 +113,31 @@ std::vector<std::pair<int64_t, double>> resize_taps(const ResizeSpec& s, const A
   return taps;
 }
 
+// Nearest at an integer factor as a movement op instead of a gather: every input row repeated r times
+// (upsampling), or every r-th row (downsampling, and the identity). Empty for any other pattern.
+std::optional<Tensor> nearest_movement(const Tensor& x, int64_t axis, const std::vector<int64_t>& picks,
+                                       int64_t in) {
+  const auto out = int64_t(picks.size());
+  if (out == 0 || in == 0) return std::nullopt;
+  auto all = [&](auto&& f) {
+    for (int64_t o = 0; o < out; ++o)
+      if (!f(o)) return false;
+    return true;
+  };
+  if (out % in == 0 && all([&](int64_t o) { return picks[size_t(o)] == o / (out / in); })) {
+    Shape wide = x.shape();
+    wide.insert(wide.begin() + axis + 1, out / in);
+    return x.unsqueeze(axis + 1).expand(wide).flatten(axis, axis + 1);
+  }
+  const int64_t first = picks[0], r = out > 1 ? picks[1] - picks[0] : 1;
+  if (r >= 1 && all([&](int64_t o) { return picks[size_t(o)] == first + o * r; })) {
+    std::vector<Slice> cut(size_t(axis) + 1);
+    cut.back() = Slice{first, first + (out - 1) * r + 1, r};
+    return x.slice(cut);
+  }
+  return std::nullopt;
+}
+
 // x resized along one axis. Nearest picks rows (index_select, any dtype, exact); linear and cubic contract
 // the axis with the (out, in) weight matrix. Rows outside a tf_crop_and_resize crop take the
 // extrapolation value. An axis that maps every position to itself is left alone.
@@ -137,7 +163,8 @@ Tensor resize_axis(const Tensor& x, int64_t axis, const ResizeSpec& s, const Axi
   const bool any_outside = std::find(outside.begin(), outside.end(), 1.f) != outside.end();
   auto mask = [&] { return Tensor::from(outside, along(x.ndim(), axis, a.out), dev); };
   if (s.mode == "nearest") {
-    Tensor y = x.index_select(axis, Tensor::from(picks, {a.out}, dev));
+    std::optional<Tensor> moved = nearest_movement(x, axis, picks, a.in);
+    Tensor y = moved ? *moved : x.index_select(axis, Tensor::from(picks, {a.out}, dev));
     if (!any_outside) return y;
     return mask().gt(0).where(Tensor::full({}, s.extrapolation, x.dtype(), dev), y);
   }
