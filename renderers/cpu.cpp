@@ -63,10 +63,15 @@ class CpuRenderer final : public CStyleRenderer {
     if (int d = shared_dim(k, nd); d >= 0) order = {d};
     for (int d = nd - 1; d >= 0; --d)
       if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
-    // The ids are decoded once, from the share's first work-group, then advanced like an odometer: no
-    // division per work-group.
+    // The ids are decoded once, from the share's first work-group, then advance like an odometer: no
+    // division per work-group. An elementwise kernel's work-groups go in runs along the fastest dimension,
+    // an inner counted loop: the compiler hoists the other dimensions' index arithmetic out of it and may
+    // vectorize it. (A kernel with loops keeps one work-group per iteration: hoisted values would take the
+    // registers of its register tile.)
+    const bool runs = !order.empty() && std::none_of(k.uops.begin(), k.uops.end(),
+                                                     [](const UOp& u) { return u.op() == Op::Range; });
     std::string decode = order.empty() ? "" : "  unsigned long q = g_begin;\n", advance;
-    for (size_t i = order.size(); i-- > 0;) {
+    for (size_t i = order.size(); i-- > (runs ? 1 : 0);) {
       const std::string d = std::to_string(order[i]), l = "launch[" + d + "]";
       const bool last = i + 1 == order.size();  // the slowest: no wrap-around
       advance = last ? "++g" + d + ";" : "if (++g" + d + " == " + l + ") { g" + d + " = 0; " + advance + " }";
@@ -90,14 +95,31 @@ class CpuRenderer final : public CStyleRenderer {
     s += "  (void)vars;\n"
          "  unsigned long n = (unsigned long)launch[0] * launch[1] * launch[2];\n"
          "  const unsigned long g_begin = n * core_id / n_cores, g_end = n * (core_id + 1) / n_cores;\n" +
-         decode + "  for (unsigned long g = g_begin; g < g_end; ++g) {\n";
-    // The body was rendered one level in; the grid loop adds one more.
+         decode;
+    std::string indent = "  ";  // the body was rendered one level in; the grid loops add the rest
+    if (!runs) {
+      s += "  for (unsigned long g = g_begin; g < g_end; ++g) {\n";
+    } else {
+      const std::string f = "g" + std::to_string(order[0]), l = "launch[" + std::to_string(order[0]) + "]";
+      s += "  for (unsigned long g = g_begin; g < g_end;) {\n"
+           "    const unsigned long left = " +
+           l + " - " + f + ", stop = " + f +
+           " + (g_end - g < left ? g_end - g : left);\n"
+           "    g += stop - " +
+           f +
+           ";\n"
+           "    for (; " +
+           f + " < stop; ++" + f + ") {\n";
+      indent = "    ";
+    }
     for (size_t a = 0; a < body.size();) {
       size_t e = body.find('\n', a);
-      s += "  " + body.substr(a, e - a + 1);
+      s += indent + body.substr(a, e - a + 1);
       a = e + 1;
     }
-    return s + (advance.empty() ? "" : "    " + advance + "\n") + "  }\n}\n";
+    if (!runs) return s + (advance.empty() ? "" : "    " + advance + "\n") + "  }\n}\n";
+    return s + "    }\n    g" + std::to_string(order[0]) + " = 0;" + (advance.empty() ? "" : " " + advance) +
+           "\n  }\n}\n";
   }
 };
 

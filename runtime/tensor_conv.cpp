@@ -125,7 +125,7 @@ PoolSetup pool_setup(const char* op, const Tensor& t, const PoolOptions& o) {
 }  // namespace
 
 // Multiply-adds from which a convolution copies its padded input (conv2d).
-constexpr int64_t kCopyPaddedMacs = int64_t(1) << 22;
+constexpr int64_t kCopyPaddedMacs = int64_t(1) << 20;
 
 Tensor Tensor::conv2d(const Tensor& weight) const { return conv2d(weight, ConvOptions{}); }
 

@@ -118,6 +118,13 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
         }
       }
     }
+    // No row axis (a depthwise conv: nothing is shared across its channels): full-width column vectors
+    // alone, and the steps below may still unroll the reduction.
+    if (col && !row)
+      for (int64_t cols : {2 * vw, vw})
+        if (plan.pieces[*col].size % cols == 0 && out_size / cols >= min_groups &&
+            try_opt(plan, {OptOp::Upcast, open_axis(plan, *col), cols}, caps))
+          break;
   }
 
   // 1. matrix-vector.

@@ -73,15 +73,21 @@ TEST(Heuristic, CpuMatmulGetsARegisterTile) {
   EXPECT_EQ(count_if(k, Op::Load, true), size_t(cols / vw)) << k.str();  // one row of the right operand
 }
 
-TEST(Heuristic, CpuMatmulGridWalksDownTheRowsOfAColumnTile) {
-  // Consecutive work-groups of a core share the right operand's column panel (renderers/cpu.h); an
-  // elementwise kernel keeps memory order.
+TEST(Heuristic, CpuGridWalksTheAxisSharingTheLargestInput) {
+  // Consecutive work-groups of a core share the largest input read in the loops (renderers/cpu.cpp): a
+  // matmul's column panel down its rows, a convolution's input across its output channels; an elementwise
+  // kernel keeps memory order, in runs of an inner loop.
   const Tensor a = Tensor::empty({256, 256}, dtypes::float32, "CPU");
   const render::Target t = device_target("CPU");
   const std::string mm = t.renderer->render(cpu_kernel(a.matmul(a)));
   EXPECT_NE(mm.find("if (++g0 == launch[0]) { g0 = 0; ++g1; }"), std::string::npos) << mm;
   const std::string ew = t.renderer->render(cpu_kernel(a + 1.0f));
-  EXPECT_NE(ew.find("if (++g1 == launch[1]) { g1 = 0; ++g0; }"), std::string::npos) << ew;
+  EXPECT_NE(ew.find("for (; g1 < stop; ++g1) {"), std::string::npos) << ew;
+  EXPECT_NE(ew.find("g1 = 0; ++g0;"), std::string::npos) << ew;
+  const Tensor x = Tensor::empty({1, 32, 64, 64}, dtypes::float32, "CPU"),
+               w = Tensor::empty({32, 32, 3, 3}, dtypes::float32, "CPU");
+  const std::string conv = t.renderer->render(cpu_kernel(x.conv2d(w)));
+  EXPECT_NE(conv.find("if (++g0 == launch[0]) {"), std::string::npos) << conv;
 }
 
 TEST(Heuristic, CpuTiledMatmulsMatchTheReference) {
