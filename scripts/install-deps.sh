@@ -21,6 +21,7 @@ PACKAGES=(
   "core:      libstb-dev fonts-dejavu-core fonts-wqy-zenhei" # models/ocr: images; its tests render text
   "core:      espeak-ng"                                     # models/vad: its tests speak a clip
   "cli:       libcli11-dev"                                  # tools/sluice: arguments
+  "cli:       chromium"                                      # tests/cli: renders the latency report headless
   "onnx:      libonnx-testdata"                              # tests/onnx: the ONNX backend test suite
   "vulkan:    libvulkan-dev mesa-vulkan-drivers"             # loader + headers, lavapipe (CPU driver)
   "vulkan:    vulkan-validationlayers spirv-tools"           # validation in tests, spirv-val

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 #include "runtime/device.h"
 #include "runtime/device_name.h"
@@ -36,7 +38,98 @@ std::string present_list() {
   return out.empty() ? "none" : out;
 }
 
+// "sluice latency": the subcommand CLI11 had reached when it stopped, for the error's prefix.
+std::string command_of(const CLI::App& app) {
+  std::string name = "sluice";
+  for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
+    a = a->get_subcommands().front();
+    name += " " + a->get_name();
+  }
+  return name;
+}
+
+std::string number_text(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.15g", v);
+  return b;
+}
+
+// The option's value as a number, or the message saying it is not one.
+std::string parse_number(const std::string& s, double& v) {
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return !s.empty() && end && *end == '\0' ? "" : "must be a number, got '" + s + "'";
+}
+
 }  // namespace
+
+int exit_on_parse_error(CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --help-all
+  std::string msg = e.what();
+  if (app.get_subcommands().empty() && !app.remaining().empty()) {  // CLI11 says "A subcommand is required"
+    std::string names;
+    const CLI::App& all = app;
+    for (const CLI::App* sub : all.get_subcommands(std::function<bool(const CLI::App*)>()))
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    msg = "'" + app.remaining().front() + "' is not a subcommand (subcommands: " + names + ")";
+  }
+  // CLI11 writes a failed check as "--iters: must be ..."; ours read as one sentence after the name.
+  if (const size_t at = msg.find(": must be "); at != std::string::npos) msg.erase(at, 1);
+  if (msg.size() > 1 && std::isupper(static_cast<unsigned char>(msg[0])) &&
+      !std::isupper(static_cast<unsigned char>(msg[1])))
+    msg[0] = char(std::tolower(static_cast<unsigned char>(msg[0])));
+  const std::string cmd = command_of(app);
+  std::fprintf(stderr, "%s: error: %s (see %s --help)\n", cmd.c_str(), msg.c_str(), cmd.c_str());
+  return kExitUsage;
+}
+
+int exit_on_error(const CLI::App& app, const std::exception& e, int code) {
+  std::fprintf(stderr, "%s: error: %s\n", command_of(app).c_str(), e.what());
+  return code;
+}
+
+std::string exit_codes_help(const std::string& failed) {
+  std::string out;
+  for (const std::string& line : wrap("Exit codes: 0 ok, 1 " + failed + ", 2 bad arguments.", 78))
+    out += (out.empty() ? "" : "\n") + line;
+  return out;
+}
+
+CLI::Validator at_least(double lo) {
+  return CLI::Validator(
+      [lo](std::string& s) {
+        double v = 0;
+        std::string bad = parse_number(s, v);
+        return !bad.empty() ? bad : v >= lo ? std::string() : "must be >= " + number_text(lo) + ", got " + s;
+      },
+      ">= " + number_text(lo));
+}
+
+CLI::Validator between(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) {
+        double v = 0;
+        std::string bad = parse_number(s, v);
+        if (!bad.empty()) return bad;
+        return v >= lo && v <= hi
+                   ? std::string()
+                   : "must be between " + number_text(lo) + " and " + number_text(hi) + ", got " + s;
+      },
+      "in " + number_text(lo) + ".." + number_text(hi));
+}
+
+std::vector<std::string> wrap(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (!line.empty() && line.size() + 1 + w.size() > width) lines.push_back(std::move(line)), line.clear();
+    while (w.size() > width) lines.push_back(w.substr(0, width)), w.erase(0, width);  // no space to break at
+    line += (line.empty() ? "" : " ") + w;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
 
 std::vector<DeviceSlot> enumerate_devices() {
   std::vector<DeviceSlot> out;

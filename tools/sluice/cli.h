@@ -3,8 +3,8 @@
 // enumeration and selection, terminal output (80 columns, a progress bar on a terminal) and statistics.
 //
 // Exit codes, every subcommand: 0 success; 1 a check or case failed, or a device failed during the run;
-// 2 bad input (unknown device, a filter that matches nothing, a bad option value). CLI11's own parse
-// errors keep CLI11's codes (non-zero). Errors go to stderr as one line `sluice <cmd>: error: ...`.
+// 2 bad input (unknown device, a filter that matches nothing, a bad option value, and every error CLI11
+// finds while parsing). Errors go to stderr as one line `sluice <cmd>: error: ...`.
 // Threading: the command line runs on the main thread; checks may start their own threads.
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -23,6 +23,17 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// main's error handling. A parse error (CLI11's) prints the help it asks for and exits 0, or prints
+// `sluice <cmd>: error: ...` and exits 2; any other error prints the same line and exits `code`.
+int exit_on_parse_error(CLI::App& app, const CLI::ParseError& e);
+int exit_on_error(const CLI::App& app, const std::exception& e, int code);
+// The help's closing lines on exit codes, the same words in every subcommand.
+std::string exit_codes_help(const std::string& failed);  // failed: what exit code 1 means here
+
+// Option checks whose message reads as a sentence: "--iters must be >= 1, got 0".
+CLI::Validator at_least(double lo);
+CLI::Validator between(double lo, double hi);
 
 // Each subcommand adds itself to the app; its callback sets `exit_code`.
 void add_devices_command(CLI::App& app, int& exit_code);
@@ -70,6 +81,8 @@ class Progress {
 
 std::string format_bytes(uint64_t bytes);  // "4 KiB", "256 MiB", "7.8 GiB"
 std::string format_ns(double ns);          // "850 ns", "12.3 us", "4.1 ms"
+// Text broken into lines of at most `width` characters, at spaces (a longer word is cut).
+std::vector<std::string> wrap(const std::string& text, size_t width);
 
 struct Stats {
   double min = 0, median = 0, p99 = 0, max = 0;

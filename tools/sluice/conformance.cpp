@@ -388,9 +388,8 @@ void add_conformance_command(CLI::App& app, int& exit_code) {
       "libonnx-testdata; cases are named onnx/<group>/<case>).\n"
       "Examples:\n"
       "  sluice conformance --quick\n"
-      "  sluice conformance --suite onnx --device CPU --filter 'onnx/node/test_conv*'\n"
-      "Exit codes: 0 all as expected, 1 a failure or an unexpected pass, 2 bad\n"
-      "arguments.");
+      "  sluice conformance --suite onnx --device CPU --filter 'onnx/node/test_conv*'\n" +
+      exit_codes_help("a case failed, or a known failure passed"));
   cmd->callback([&exit_code] { exit_code = run(o); });
 }
 

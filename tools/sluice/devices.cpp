@@ -35,9 +35,10 @@ void print_human(const nlohmann::json& devs) {
   for (const auto& d : devs) {
     std::string name = d["name"];
     if (!d["present"]) {
-      std::string reason = d["reason"];
-      if (reason.size() > 60) reason = reason.substr(0, 57) + "...";
-      std::printf("%-10s absent   %s\n", name.c_str(), reason.c_str());
+      // The whole reason, wrapped under its column: it is what a user acts on (install a driver).
+      const std::vector<std::string> lines = wrap(d["reason"], 80 - 20);
+      for (size_t i = 0; i < lines.size(); ++i)
+        std::printf("%-10s %-8s %s\n", i ? "" : name.c_str(), i ? "" : "absent", lines[i].c_str());
       continue;
     }
     std::printf("%-10s present  %s\n", name.c_str(), std::string(d["device_name"]).c_str());
@@ -65,6 +66,15 @@ void add_devices_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("devices", "Backends compiled in and the devices that open");
   static bool json = false;
   cmd->add_flag("--json", json, "Machine-readable output on stdout");
+  cmd->footer(
+      "Examples:\n"
+      "  sluice devices\n"
+      "  sluice devices --json\n"
+      "Each backend compiled in is present (it opened) or absent, with the reason.\n"
+      "A present device shows its hardware, vendor and driver, memory, queues\n"
+      "(compute and copy), limits (work-group size, local memory, buffers per\n"
+      "kernel) and the dtypes its kernels may use.\n" +
+      exit_codes_help("not used (an absent device is not an error)"));
   cmd->callback([&exit_code] {
     nlohmann::json devs = nlohmann::json::array();
     for (const DeviceSlot& s : enumerate_devices()) devs.push_back(device_json(s));

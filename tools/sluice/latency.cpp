@@ -1,191 +1,119 @@
 // `sluice latency`: queue-level latencies (min/median/p99/max after a warm-up) and copy bandwidth of a
-// device. Device-side intervals come from device timestamps (Signal::timestamp_ns, host clock).
+// device (latency_measure.cpp), as text, JSON with the raw samples and the run's context, and an HTML
+// report (html.cpp).
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
-#include <chrono>
+#include <cctype>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
-#include <thread>
+#include <map>
 
-#include "hcq/error.h"
-#include "hcq/graph.h"
-#include "runtime/device.h"
-#include "tools/sluice/kernels.h"
+#include "runtime/saved_plan.h"
 #include "tools/sluice/latency.h"
-#include "tools/sluice/trace.h"
 
 namespace sluice::cli {
 namespace {
 
-using namespace std::chrono_literals;
-constexpr auto kWait = 10s;
-constexpr int kGraphKernels = 16;  // kernels per eager burst / graph replay
-
-struct Probe {
-  hcq::Device& dev;
-  std::string name;
-  int iters, warmup;
-
-  // Runs f warmup + iters times; keeps the samples after the warm-up.
-  template <class F>
-  std::vector<double> sample(F&& f) {
-    std::vector<double> out;
-    for (int i = 0; i < warmup + iters; ++i) {
-      double v = f();
-      if (i >= warmup) out.push_back(v);
-    }
-    return out;
-  }
-  double since(uint64_t t0) { return double(hcq::now_ns() - t0); }
+struct Options {
+  std::string device, html, metric, sizes;
+  int iters = 0;
+  bool quick = false, json = false;
 };
 
-hcq::Device* partner_of(const std::string& name, hcq::Device& dev, std::string& partner) {
-  for (std::string cand : {name + ":1", std::string("CPU")}) {
-    try {
-      hcq::Device* d = &open_device(cand);
-      if (d != &dev) {
-        partner = cand;
-        return d;
-      }
-    } catch (const std::exception&) {}
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t a = 0; a <= s.size();) {
+    size_t b = s.find(',', a);
+    if (b == std::string::npos) b = s.size();
+    if (b > a) out.push_back(s.substr(a, b - a));
+    a = b + 1;
   }
-  return nullptr;
+  return out;
 }
 
-LatencyReport measure(const std::string& name, int iters, bool quick) {
-  hcq::Device& dev = open_device(name);
-  trace_device(dev);
-  LatencyReport rep{name, iters, std::max(3, iters / 10), {}, {}};
-  Probe p{dev, name, rep.iters, rep.warmup};
-  auto add = [&](const char* n, const char* d, std::vector<double> ns) {
-    rep.metrics.push_back({n, d, std::move(ns), {}, ""});
-    rep.metrics.back().stats = stats_of(rep.metrics.back().ns);
-  };
-  auto skip = [&](const char* n, const char* d, std::string why) {
-    rep.metrics.push_back({n, d, {}, {}, why});
-  };
-  auto s = dev.new_signal("latency");
-  uint64_t v = 0;
-
-  int since_sync = 0;
-  add("empty_submit", "host cost of submitting an empty queue", p.sample([&] {
-    if (++since_sync % 64 == 0) dev.synchronize(kWait);  // keep the ring from filling (not timed)
-    const uint64_t t0 = hcq::now_ns();
-    hcq::HwQueue().submit(dev);
-    return p.since(t0);
-  }));
-  dev.synchronize(kWait);
-  add("submit_signal", "submit -> signal round trip seen by the host", p.sample([&] {
-    hcq::HwQueue q;
-    q.signal(*s, ++v);
-    const uint64_t t0 = hcq::now_ns();
-    q.submit(dev);
-    s->wait(v, kWait);
-    return p.since(t0);
-  }));
-  auto gate = dev.new_signal("gate");
-  add("host_signal_wake", "host signal -> device wait wakes (device timestamp)", p.sample([&] {
-    ++v;
-    hcq::HwQueue().wait(*gate, v).signal(*s, v).submit(dev);
-    const uint64_t spin = hcq::now_ns();
-    while (hcq::now_ns() - spin < 20'000) {}  // let the queue reach its wait
-    const uint64_t t0 = hcq::now_ns();
-    gate->set(v);
-    s->wait(v, kWait);
-    return s->timestamp_ns() > t0 ? double(s->timestamp_ns() - t0) : 0.0;
-  }));
-
-  Add1Kernel k = make_add1_kernel(name, 1);
-  hcq::Buffer buf = dev.allocator().alloc(4);
-  const hcq::KernelArgs args = k.args(buf.addr, buf.addr);
-  add("kernel_eager", "one kernel per submit, per kernel (bursts of 16)", p.sample([&] {
-    const uint64_t t0 = hcq::now_ns();
-    uint64_t last = 0;
-    for (int i = 0; i < kGraphKernels; ++i)
-      last = hcq::HwQueue().exec(*k.program, args, k.global, k.local).submit(dev);
-    dev.timeline().wait(last, kWait);
-    return p.since(t0) / kGraphKernels;
-  }));
-  {
-    std::vector<hcq::GraphItem> items(kGraphKernels,
-                                      hcq::GraphExec{k.program.get(), args, k.global, k.local});
-    hcq::Graph g(dev, items);
-    add("graph_replay", "graph of 16 kernels replayed, per kernel", p.sample([&] {
-      const uint64_t t0 = hcq::now_ns();
-      dev.timeline().wait(g.replay(), kWait);
-      return p.since(t0) / kGraphKernels;
-    }));
+std::vector<std::string> parse_metrics(const std::string& spec) {
+  std::vector<std::string> all, out;
+  for (const MetricInfo& m : latency_metrics()) all.push_back(m.name);
+  if (spec.empty()) return all;
+  for (const std::string& m : split(spec)) {
+    if (std::find(all.begin(), all.end(), m) == all.end()) {
+      std::string names;
+      for (const std::string& n : all) names += (names.empty() ? "" : ", ") + n;
+      throw UsageError("--metric: no metric is called '" + m + "' (metrics: " + names + ")");
+    }
+    if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
   }
-  buf.last_use = dev.timeline_value();
-  dev.allocator().free(buf);
+  if (out.empty()) throw UsageError("--metric names no metric");
+  return out;
+}
 
-  // Queue to queue: the first queue signals a, the second waits for it and signals b; b - a on the device.
-  auto hop = [&](hcq::Device& d1, hcq::HwQueue q1, hcq::Device& d2, hcq::HwQueue q2) {
-    auto a = d1.new_signal("from"), b = d2.new_signal("to");
-    uint64_t w = 0;
-    return p.sample([&] {
-      ++w;
-      hcq::HwQueue second = q2;
-      second.wait(*a, w).signal(*b, w).submit(d2);
-      hcq::HwQueue first = q1;
-      first.signal(*a, w).submit(d1);
-      b->wait(w, kWait);
-      return b->timestamp_ns() > a->timestamp_ns() ? double(b->timestamp_ns() - a->timestamp_ns()) : 0.0;
-    });
-  };
-  if (dev.queue_count(hcq::QueueKind::Copy) > 0) {
-    add("compute_to_copy", "compute queue signal -> copy queue wakes",
-        hop(dev, hcq::HwQueue(hcq::QueueKind::Compute), dev, hcq::HwQueue(hcq::QueueKind::Copy)));
-    add("copy_to_compute", "copy queue signal -> compute queue wakes",
-        hop(dev, hcq::HwQueue(hcq::QueueKind::Copy), dev, hcq::HwQueue(hcq::QueueKind::Compute)));
-  } else {
-    skip("compute_to_copy", "compute queue signal -> copy queue wakes", "no copy queue");
-    skip("copy_to_compute", "copy queue signal -> compute queue wakes", "no copy queue");
-  }
-  std::string partner;
-  if (hcq::Device* other = partner_of(name, dev, partner)) {
-    std::string d = "signal on " + name + " -> queue of " + partner + " wakes";
-    add("cross_device", d.c_str(), hop(dev, hcq::HwQueue(), *other, hcq::HwQueue()));
-  } else {
-    skip("cross_device", "signal -> queue of another device wakes", "no second device");
-  }
+// "4096", "64K", "16M", "1G" (binary units; "KiB", "MB" and "B" suffixes read the same).
+uint64_t parse_size(const std::string& s) {
+  size_t digits = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  std::string unit = s.substr(digits);
+  for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
+  if (unit.size() == 2 && unit[1] == 'I') unit.pop_back();
+  const std::map<std::string, int> shift = {{"", 0}, {"B", 0}, {"K", 10}, {"M", 20}, {"G", 30}};
+  if (digits == 0 || digits > 9 || !shift.count(unit))
+    throw UsageError("--sizes: '" + s + "' is not a size (sizes read like 4096, 64K, 16M, 1G)");
+  const uint64_t v = std::stoull(s.substr(0, digits)) << shift.at(unit);
+  if (v == 0 || v > (uint64_t(4) << 30))
+    throw UsageError("--sizes: " + s + " must be between 1 byte and 4 GiB");
+  return v;
+}
 
-  // Bandwidth: sizes 4 KiB .. 256 MiB (quick: .. 16 MiB) in steps of 4x; fewer iterations for big sizes.
-  const uint64_t max_size = quick ? uint64_t(16) << 20 : uint64_t(256) << 20;
-  const bool copy_q = dev.queue_count(hcq::QueueKind::Copy) > 0;
-  for (uint64_t size = 4096; size <= max_size; size *= 4) {
-    const int n = int(std::clamp<uint64_t>((uint64_t(1) << 30) / size, 3, uint64_t(quick ? 20 : 100)));
-    std::vector<uint8_t> host(size, 1);
-    hcq::Buffer a = dev.allocator().alloc(size), b = dev.allocator().alloc(size);
-    auto point = [&](const char* dir, auto&& f) {
-      std::vector<double> g;
-      f();  // warm-up: first touch of the pages
-      for (int i = 0; i < n; ++i) {
-        const uint64_t t0 = hcq::now_ns();
-        f();
-        g.push_back(double(size) / std::max(1.0, double(hcq::now_ns() - t0)));
-      }
-      rep.bandwidth.push_back({dir, size, g, stats_of(g)});
-    };
-    point("h2d", [&] { dev.allocator().copyin(a, host.data(), size); });
-    point("d2h", [&] { dev.allocator().copyout(host.data(), a, size); });
-    point("d2d", [&] {
-      const uint64_t t = hcq::HwQueue(copy_q ? hcq::QueueKind::Copy : hcq::QueueKind::Compute)
-                             .copy(b.addr, a.addr, size)
-                             .submit(dev);
-      dev.timeline().wait(t, kWait);
-    });
-    a.last_use = b.last_use = dev.timeline_value();
-    dev.allocator().free(a);
-    dev.allocator().free(b);
+std::vector<uint64_t> parse_sizes(const std::string& spec, bool quick) {
+  std::vector<uint64_t> out;
+  if (spec.empty()) {  // 4 KiB .. 256 MiB (quick: 16 MiB) in steps of 4x
+    for (uint64_t size = 4096; size <= (uint64_t(quick ? 16 : 256) << 20); size *= 4) out.push_back(size);
+    return out;
   }
-  dev.allocator().trim();
-  return rep;
+  for (const std::string& s : split(spec)) out.push_back(parse_size(s));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.empty()) throw UsageError("--sizes names no size");
+  return out;
+}
+
+RunContext run_context(const Options& o) {
+  RunContext c;
+  c.version = sluice_version();
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) c.host = host;
+  utsname u{};
+  if (uname(&u) == 0) c.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; c.cpu.empty() && std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      c.cpu = line.substr(line.find(':') + 2);
+  const std::time_t now = std::time(nullptr);
+  char date[64];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+  c.date = date;
+  c.command = "sluice latency";
+  if (!o.device.empty()) c.command += " --device " + shell_quote(o.device);
+  if (o.quick) c.command += " --quick";
+  if (o.iters > 0) c.command += " --iters " + std::to_string(o.iters);
+  if (!o.metric.empty()) c.command += " --metric " + shell_quote(o.metric);
+  if (!o.sizes.empty()) c.command += " --sizes " + shell_quote(o.sizes);
+  return c;
 }
 
 nlohmann::json to_json(const LatencyReport& r) {
-  nlohmann::json j = {{"device", r.device}, {"iters", r.iters}, {"warmup", r.warmup}};
+  nlohmann::json j = {{"device", r.device},
+                      {"device_name", r.props.device_name},
+                      {"vendor", r.props.vendor},
+                      {"driver_version", r.props.driver_version},
+                      {"software", r.props.software},
+                      {"iters", r.iters},
+                      {"warmup", r.warmup}};
   j["latency"] = nlohmann::json::array();
   for (const LatencyMetric& m : r.metrics) {
     nlohmann::json e = {{"name", m.name}, {"description", m.description}};
@@ -196,7 +124,8 @@ nlohmann::json to_json(const LatencyReport& r) {
                 {"min_ns", m.stats.min},
                 {"median_ns", m.stats.median},
                 {"p99_ns", m.stats.p99},
-                {"max_ns", m.stats.max}});
+                {"max_ns", m.stats.max},
+                {"samples_ns", m.ns}});
     j["latency"].push_back(e);
   }
   j["bandwidth"] = nlohmann::json::array();
@@ -206,52 +135,97 @@ nlohmann::json to_json(const LatencyReport& r) {
                               {"samples", b.stats.n},
                               {"min_gbps", b.stats.min},
                               {"median_gbps", b.stats.median},
-                              {"max_gbps", b.stats.max}});
+                              {"max_gbps", b.stats.max},
+                              {"samples_gbps", b.gbps}});
   return j;
 }
 
+nlohmann::json context_json(const RunContext& c, const Options& o, const LatencySpec& spec) {
+  return {{"sluice_version", c.version},
+          {"host", c.host},
+          {"os", c.os},
+          {"cpu", c.cpu},
+          {"date", c.date},
+          {"command", c.command},
+          {"options",
+           {{"device", o.device.empty() ? "default" : o.device},
+            {"iters", spec.iters},
+            {"warmup", spec.warmup},
+            {"quick", o.quick},
+            {"metrics", spec.metrics},
+            {"sizes", spec.sizes}}}};
+}
+
 void print_human(const LatencyReport& r) {
-  std::printf("%s: %d iterations after %d warm-up\n", r.device.c_str(), r.iters, r.warmup);
-  std::printf("  %-20s %10s %10s %10s %10s\n", "latency", "min", "median", "p99", "max");
+  const hcq::Properties& p = r.props;
+  std::printf("%s: %s (%s%s%s)\n", r.device.c_str(), p.device_name.c_str(), p.vendor.c_str(),
+              p.driver_version.empty() ? "" : ", driver ", p.driver_version.c_str());
+  std::printf("  %d iterations after %d warm-up\n", r.iters, r.warmup);
+  if (!r.metrics.empty())
+    std::printf("  %-20s %10s %10s %10s %10s\n", "latency", "min", "median", "p99", "max");
   for (const LatencyMetric& m : r.metrics) {
     if (!m.skipped.empty()) {
-      std::printf("  %-20s %s\n", m.name.c_str(), ("skipped: " + m.skipped).substr(0, 54).c_str());
+      std::printf("  %-20s skipped: %s\n", m.name.c_str(), m.skipped.c_str());
       continue;
     }
     std::printf("  %-20s %10s %10s %10s %10s\n", m.name.c_str(), format_ns(m.stats.min).c_str(),
                 format_ns(m.stats.median).c_str(), format_ns(m.stats.p99).c_str(),
                 format_ns(m.stats.max).c_str());
   }
-  std::printf("  %-20s %10s %10s %10s\n", "bandwidth GB/s", "h2d", "d2h", "d2d");
-  for (size_t i = 0; i + 2 < r.bandwidth.size(); i += 3)
-    std::printf("  %-20s %10.2f %10.2f %10.2f\n", format_bytes(r.bandwidth[i].bytes).c_str(),
-                r.bandwidth[i].stats.median, r.bandwidth[i + 1].stats.median,
-                r.bandwidth[i + 2].stats.median);
+  std::vector<std::string> dirs;
+  std::map<uint64_t, std::map<std::string, double>> median;
+  for (const BandwidthPoint& b : r.bandwidth) {
+    if (std::find(dirs.begin(), dirs.end(), b.direction) == dirs.end()) dirs.push_back(b.direction);
+    median[b.bytes][b.direction] = b.stats.median;
+  }
+  if (dirs.empty()) return;
+  std::printf("  %-20s", "bandwidth GB/s");
+  for (const std::string& d : dirs) std::printf(" %10s", d.c_str());
+  std::printf("\n");
+  for (const auto& [bytes, by_dir] : median) {
+    std::printf("  %-20s", format_bytes(bytes).c_str());
+    for (const std::string& d : dirs) std::printf(" %10.2f", by_dir.at(d));
+    std::printf("\n");
+  }
 }
 
-struct Options {
-  std::string device, html;
-  int iters = 0;
-  bool quick = false, json = false;
-};
+// One line per metric shown: what it times. 80 columns.
+void print_legend(const LatencySpec& spec) {
+  std::printf("What each row is (median of the samples; p99: 99th percentile):\n");
+  for (const MetricInfo& m : latency_metrics())
+    if (spec.selected(m.name)) std::printf("  %-17s %s\n", m.name, m.line);
+}
 
 int run(const Options& o) {
+  LatencySpec spec;
+  spec.metrics = parse_metrics(o.metric);
+  spec.sizes = parse_sizes(o.sizes, o.quick);
+  if (!o.sizes.empty() && !spec.selected("h2d") && !spec.selected("d2h") && !spec.selected("d2d"))
+    throw UsageError("--sizes: --metric selects no copy direction (h2d, d2h, d2d) to measure them with");
+  spec.iters = o.iters > 0 ? o.iters : o.quick ? 200 : 1000;
+  spec.warmup = std::max(3, spec.iters / 10);
+  spec.max_copies = o.quick ? 20 : 100;
   std::vector<std::string> devices =
       o.device.empty() ? std::vector<std::string>{default_device_name()} : select_devices(o.device);
-  const int iters = o.iters > 0 ? o.iters : o.quick ? 200 : 1000;
+  const RunContext context = run_context(o);
+  const bool bar = isatty(STDERR_FILENO) == 1 && !o.json;
   std::vector<LatencyReport> reports;
-  for (const std::string& d : devices) reports.push_back(measure(d, iters, o.quick));
+  for (const std::string& d : devices) {
+    Progress progress(d, latency_steps(spec), bar);
+    reports.push_back(measure_latency(d, spec, progress));
+  }
   if (o.json) {
-    nlohmann::json j = {{"devices", nlohmann::json::array()}};
+    nlohmann::json j = {{"context", context_json(context, o, spec)}, {"devices", nlohmann::json::array()}};
     for (const LatencyReport& r : reports) j["devices"].push_back(to_json(r));
     std::cout << j.dump(2) << "\n";
   } else {
     for (const LatencyReport& r : reports) print_human(r);
+    print_legend(spec);
   }
   if (!o.html.empty()) {
     std::ofstream f(o.html);
-    f << render_html(reports);
-    if (!f) throw std::runtime_error("cannot write " + o.html);
+    f << render_html(reports, context);
+    if (!f) throw std::runtime_error("cannot write the report to " + o.html);
   }
   return 0;
 }
@@ -262,11 +236,29 @@ void add_latency_command(CLI::App& app, int& exit_code) {
   static Options o;
   CLI::App* cmd = app.add_subcommand("latency", "Queue latencies and copy bandwidth of a device");
   cmd->add_option("--device", o.device, "Devices, comma-separated, or 'all' (default one)");
-  cmd->add_option("--iters", o.iters, "Iterations after warm-up (1000; --quick: 200)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_flag("--quick", o.quick, "Fewer iterations, bandwidth up to 16 MiB");
-  cmd->add_flag("--json", o.json, "Machine-readable output on stdout");
+  cmd->add_option("--iters", o.iters, "Samples per latency (1000; --quick: 200)")->check(at_least(1));
+  cmd->add_flag("--quick", o.quick, "200 samples; copy sizes up to 16 MiB");
+  cmd->add_option("--metric", o.metric, "Only these metrics, comma-separated (list below)");
+  cmd->add_option("--sizes", o.sizes, "Copy sizes, comma-separated: 4096,64K,16M,1G");
+  cmd->add_flag("--json", o.json, "JSON on stdout: raw samples and the run's context");
   cmd->add_option("--html", o.html, "Also write a self-contained HTML report here");
+  std::string footer =
+      "Examples:\n"
+      "  sluice latency --quick\n"
+      "  sluice latency --device CPU,VULKAN --html report.html\n"
+      "  sluice latency --metric submit_signal,h2d --sizes 4K,1M,64M --json\n"
+      "Metrics (--metric names them; all by default):\n";
+  for (const MetricInfo& m : latency_metrics())
+    footer += "  " + std::string(m.name) + std::string(18 - std::string(m.name).size(), ' ') + m.line + "\n";
+  footer +=
+      "Latencies: min, median, 99th percentile and max of the samples taken after\n"
+      "a warm-up (a tenth as many), in host-clock time; the queue-to-queue ones\n"
+      "from device timestamps. Bandwidth: GB/s (1e9 bytes/s) per copy size, median\n"
+      "of 3 to 100 copies (--quick: 20). Sizes default to 4 KiB..256 MiB in steps\n"
+      "of 4x (--quick: up to 16 MiB). A progress bar goes to stderr when it is a\n"
+      "terminal, except under --json.\n" +
+      exit_codes_help("a device failed during the measurement");
+  cmd->footer(footer);
   cmd->callback([&exit_code] { exit_code = run(o); });
 }
 

@@ -20,14 +20,12 @@ int main(int argc, char** argv) {
   add_compile_command(app, exit_code);
   add_vad_command(app, exit_code);
   add_ocr_command(app, exit_code);
+  app.footer("Each subcommand's --help has examples.\n" +
+             exit_codes_help("a check, a case or the work failed (see each subcommand)"));
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) { return app.exit(e); } catch (const UsageError& e) {
-    std::fprintf(stderr, "sluice: error: %s\n", e.what());
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sluice: error: %s\n", e.what());
-    return kExitFailed;
-  }
+  } catch (const CLI::ParseError& e) { return exit_on_parse_error(app, e); } catch (const UsageError& e) {
+    return exit_on_error(app, e, kExitUsage);
+  } catch (const std::exception& e) { return exit_on_error(app, e, kExitFailed); }
   return exit_code;
 }

@@ -111,9 +111,7 @@ void add_ocr_command(CLI::App& app, int& exit_code) {
   cmd->add_option("image", o.image, "A PNG or JPEG image");
   cmd->add_option("--device", o.device, "Device to run on (default: the default device)");
   cmd->add_option("--models", o.models, "Folder of the PP-OCRv4 models (default: see below)");
-  cmd->add_option("--batch", o.batch, "Lines per cls and rec batch")
-      ->default_val(6)
-      ->check(CLI::Range(1, 64));
+  cmd->add_option("--batch", o.batch, "Lines per cls and rec batch")->default_val(6)->check(between(1, 64));
   cmd->add_flag("--json", o.json, "Machine-readable output on stdout");
   cmd->footer(
       "Examples:\n"

@@ -25,11 +25,12 @@ namespace {
 struct Options {
   std::string output = "trace.json";
   std::vector<std::string> command;
-  bool json = false;
+  bool json = false, stdout_to_stderr = false;
 };
 
-int run_child(std::vector<std::string> cmd, const std::string& trace) {
-  static const std::set<std::string> own = {"devices", "conformance", "latency"};
+int run_child(std::vector<std::string> cmd, const std::string& trace, bool stdout_to_stderr) {
+  static const std::set<std::string> own = {"devices", "conformance", "latency", "run",
+                                            "compile", "vad",         "ocr"};
   if (own.count(cmd[0])) {
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -44,8 +45,7 @@ int run_child(std::vector<std::string> cmd, const std::string& trace) {
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     setenv("SLUICE_PROFILE", trace.c_str(), 1);
-    if (!std::getenv("SLUICE_PROFILE_CHILD_STDOUT"))
-      dup2(STDERR_FILENO, STDOUT_FILENO);  // keep our stdout clean
+    if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execvp(argv[0], argv.data());
     std::fprintf(stderr, "sluice profile: error: cannot run %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
@@ -57,11 +57,12 @@ int run_child(std::vector<std::string> cmd, const std::string& trace) {
 }
 
 int run(Options o) {
-  if (o.command.empty()) throw UsageError("profile: no command given (sluice profile -- <command> [args])");
+  if (o.command.empty()) throw UsageError("no command given (sluice profile -- <command> [args])");
   const std::string trace = std::filesystem::absolute(o.output).string();
   std::error_code ec;
   std::filesystem::remove(trace, ec);
-  const int code = run_child(o.command, trace);
+  // Under --json our stdout is the summary alone, so the command's output goes to stderr.
+  const int code = run_child(o.command, trace, o.stdout_to_stderr || o.json);
   std::string problem;
   nlohmann::json summary = {{"trace", trace}, {"command_exit_code", code}};
   std::map<std::string, size_t> slices_per_track;
@@ -117,9 +118,20 @@ void add_profile_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("profile", "Run a workload with profiling on, check the trace");
   cmd->add_option("-o,--output", o.output, "Trace file (JSON; opens in ui.perfetto.dev)")
       ->default_val("trace.json");
-  cmd->add_flag("--json", o.json, "Machine-readable summary on stdout");
+  cmd->add_flag("--json", o.json, "JSON summary on stdout (the command's: stderr)");
+  cmd->add_flag("--stdout-to-stderr", o.stdout_to_stderr, "Send the command's stdout to stderr");
   cmd->add_option("command", o.command, "After --: a program, or a sluice subcommand")->required();
-  cmd->footer("Example: sluice profile -o trace.json -- latency --quick --device CPU");
+  cmd->footer(
+      "Examples:\n"
+      "  sluice profile -o trace.json -- latency --quick --device CPU\n"
+      "  sluice profile -- run model.onnx --device VULKAN --bench 10\n"
+      "  sluice profile -- ./my_app --its-args\n"
+      "The command runs with $SLUICE_PROFILE set to the trace file; the runtime\n"
+      "writes Chrome trace-event JSON at exit (open it in ui.perfetto.dev): one\n"
+      "track per device queue, one slice per kernel or copy. The summary counts\n"
+      "the slices per track. The command's stdout stays on stdout, except under\n"
+      "--json or --stdout-to-stderr.\n" +
+      exit_codes_help("the command wrote no usable trace; a command that fails passes its own exit code on"));
   cmd->callback([&exit_code] { exit_code = run(o); });
 }
 

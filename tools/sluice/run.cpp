@@ -292,8 +292,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--input", o.inputs, "NAME=FILE.npy or NAME=random (repeatable)");
   cmd->add_option("--dim", o.dims, "SYMBOL=N: a symbolic size, for random inputs");
   cmd->add_option("--output-dir", o.output_dir, "Write each output to DIR/NAME.npy");
-  cmd->add_option("--bench", o.bench, "Time N steady-state runs (median, p99)")
-      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--bench", o.bench, "Time N steady-state runs (median, p99)")->check(between(1, 1000000));
   cmd->add_option("--seed", o.seed, "Seed of the random inputs")->default_val(0);
   cmd->add_flag("--json", o.json, "Machine-readable output on stdout");
   cmd->add_flag("--list-ops", o.list_ops, "Print the supported ONNX ops and opsets");

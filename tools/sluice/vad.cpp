@@ -104,8 +104,7 @@ void add_vad_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("vad", "Speech segments of a WAV (Silero VAD v5)");
   cmd->add_option("file", o.file, "A 16 kHz mono WAV (16-bit PCM or 32-bit float)");
   cmd->add_option("--device", o.device, "Device to run on (default: the default device)");
-  cmd->add_option("--threshold", o.threshold, "Speech starts at this probability")
-      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--threshold", o.threshold, "Speech starts at this probability")->check(between(0, 1));
   cmd->add_option("--model", o.model, "Silero VAD v5 .onnx (default: see below)");
   cmd->add_flag("--json", o.json, "Machine-readable output on stdout");
   cmd->footer(
