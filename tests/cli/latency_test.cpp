@@ -168,6 +168,9 @@ TEST(Cli, LatencyMetricAndSizesSelect) {
 // The text output: a table per device, then one line per metric shown saying what it times.
 TEST(Cli, LatencyHumanOutputOnCpu) {
   Proc r = sluice("latency --device CPU --quick --iters 20");
+  EXPECT_EQ(r.out.rfind("CPU: ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\n  vendor host\n  20 samples per latency after 3 warm-up\n"), std::string::npos)
+      << r.out;
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* m : {"empty_submit", "submit_signal", "graph_replay", "bandwidth GB/s", "16 MiB"})
     EXPECT_NE(r.out.find(m), std::string::npos) << m << "\n" << r.out;

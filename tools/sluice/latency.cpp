@@ -158,9 +158,12 @@ nlohmann::json context_json(const RunContext& c, const Options& o, const Latency
 
 void print_human(const LatencyReport& r) {
   const hcq::Properties& p = r.props;
-  std::printf("%s: %s (%s%s%s)\n", r.device.c_str(), p.device_name.c_str(), p.vendor.c_str(),
-              p.driver_version.empty() ? "" : ", driver ", p.driver_version.c_str());
-  std::printf("  %d iterations after %d warm-up\n", r.iters, r.warmup);
+  std::printf("%s: %s\n", r.device.c_str(), p.device_name.c_str());
+  const std::string about = "vendor " + p.vendor +
+                            (p.driver_version.empty() ? "" : ", driver " + p.driver_version) +
+                            (p.software ? "; emulated on the CPU" : "");
+  for (const std::string& line : wrap(about, 76)) std::printf("  %s\n", line.c_str());
+  std::printf("  %d samples per latency after %d warm-up\n", r.iters, r.warmup);
   if (!r.metrics.empty())
     std::printf("  %-20s %10s %10s %10s %10s\n", "latency", "min", "median", "p99", "max");
   for (const LatencyMetric& m : r.metrics) {
