@@ -29,7 +29,7 @@ mkdir -p "$probe"
 cat > "$probe/CMakeLists.txt" << 'EOF'
 cmake_minimum_required(VERSION 3.25)
 project(probe LANGUAGES CXX)
-foreach(p GTest benchmark CLI11 nlohmann_json)
+foreach(p GTest benchmark CLI11 nlohmann_json ONNX)
   find_package(${p} QUIET)
   if(${p}_FOUND)
     message(STATUS "FOUND ${p}")
@@ -42,13 +42,18 @@ has() { grep -qx "$1" <<< "$found"; }
 has GTest || die "GoogleTest is not installed (find_package(GTest) failed): the cts and ops suites need it.
   Debian/Ubuntu: apt-get install libgtest-dev; or give CMAKE_ARGS=-DGTest_DIR=<dir with GTestConfig.cmake>."
 
-# Empty stand-ins for the command-line tool's packages: configure succeeds, and that tool is not built.
+# Empty stand-ins for the packages of what the checks do not build (the command-line tool, the ONNX
+# importer and the models): configure succeeds, and those targets are not built.
 stubs="$BUILD/stub-packages"
 mkdir -p "$stubs"
-for p in CLI11 nlohmann_json; do
+for p in CLI11 nlohmann_json ONNX; do
   if ! has "$p"; then
-    echo "gpu-check: $p not installed: the sluice command-line tool is skipped"
-    target=$([ "$p" = CLI11 ] && echo CLI11::CLI11 || echo nlohmann_json::nlohmann_json)
+    echo "gpu-check: $p not installed: the targets that need it are skipped"
+    case $p in
+      CLI11) target=CLI11::CLI11 ;;
+      nlohmann_json) target=nlohmann_json::nlohmann_json ;;
+      ONNX) target=onnx_proto ;;
+    esac
     mkdir -p "$stubs/lib/cmake/$p"
     cat > "$stubs/lib/cmake/$p/${p}Config.cmake" << EOF
 # Stand-in written by scripts/gpu-check.sh: lets the project configure without $p.
