@@ -520,6 +520,8 @@ render::Target target(const hcq::Device& dev) {
   caps.max_local_size = lim.maxComputeWorkGroupInvocations;
   for (int i = 0; i < 3; ++i) caps.local_max[i] = lim.maxComputeWorkGroupSize[i];
   caps.max_buffers = int(std::min<uint32_t>(lim.maxPerStageDescriptorStorageBuffers, 1024));
+  // llvmpipe, Mesa's CPU driver under lavapipe, ends shader loops after 65535 iterations silently.
+  if (d.context().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) caps.max_loop = 65535;
   return {std::shared_ptr<const render::Renderer>(render::make_spirv_renderer(d.spirv_options())), caps};
 }
 

@@ -36,6 +36,7 @@ Kernel build(const UOp& ast, const DeviceCaps& caps, const std::vector<Opt>* opt
   } else if (!noopt()) {
     apply_heuristic(plan, ast, caps);
   }
+  fit_loop_limit(plan, caps);
   Lowered l = lower(ast, plan, caps);
   Kernel k;
   k.name = plan.ast_name;

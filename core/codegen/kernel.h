@@ -53,6 +53,9 @@ struct DeviceCaps {
   std::vector<int> vector_widths = {2, 4};       // float vector widths of LOAD/STORE (empty: none)
   int vector_registers = 32;  // registers of the widest width (a CPU register tile's accumulators use half)
   int compute_units = 8;      // threads or cores that share a launch's work-groups
+  // Loop iterations a work-item may run, all its loops together (fit_loop_limit, opts.h, unrolls to fit):
+  // llvmpipe (lavapipe) counts every loop's iterations against 65535 and then ends them without an error.
+  int64_t max_loop = int64_t(1) << 62;
 };
 
 // An optimization action applied to a kernel (the reference design's OptOps; semantics in opts.h). The

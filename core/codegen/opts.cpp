@@ -1,5 +1,7 @@
 #include "core/codegen/opts.h"
 
+#include "base/error.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -152,6 +154,41 @@ void apply_opt(Plan& plan, const Opt& opt, const DeviceCaps& caps) {
     reject(plan, opt, "the group's shared memory would need ", plan.local_bytes(), " bytes, the device has ",
            caps.local_bytes);
   plan.applied.push_back(opt);
+}
+
+void fit_loop_limit(Plan& plan, const DeviceCaps& caps) {
+  const int64_t limit = std::max<int64_t>(caps.max_loop, 1);
+  // Iterations per work-item: the loop nest, then a GROUP's loop over the partials.
+  const int64_t group = plan.has(AxisKind::GroupReduce) ? plan.product(AxisKind::GroupReduce) : 0;
+  auto total = [&] { return (plan.has(AxisKind::Loop) ? plan.product(AxisKind::Loop) : 0) + group; };
+  while (total() > limit) {
+    const std::vector<size_t> open = plan.open();
+    int64_t axis = -1;  // the innermost loop still longer than 1, as an open-axis number
+    for (size_t k = 0; k < open.size(); ++k)
+      if (plan.pieces[open[k]].kind == AxisKind::Loop && plan.pieces[open[k]].size > 1) axis = int64_t(k);
+    const int64_t left = std::max<int64_t>(limit - group, 1);
+    const int64_t need = (plan.product(AxisKind::Loop) + left - 1) / left;
+    const int64_t room = kMaxUpcast / (plan.product(AxisKind::Upcast) * plan.product(AxisKind::Unroll));
+    SLUICE_CHECK_IN(Error, "make_kernel", axis >= 0 && need <= room)
+        << "kernel " << plan.ast_name << " runs " << total()
+        << " loop iterations per work-item, over the device's " << limit << " (max_loop), and unrolling by "
+        << need << " would pass " << kMaxUpcast << " copies";
+    const Piece& p = plan.pieces[open[size_t(axis)]];
+    int64_t f = need;
+    while (f <= room && p.size % f != 0) ++f;
+    if (f > room) {  // no factor divides it: pad it (masked, as PADTO), which needs the whole axis
+      try {
+        apply_opt(plan, {OptOp::PadTo, axis, need}, caps);
+      } catch (const OptError& e) {
+        SLUICE_CHECK_IN(Error, "make_kernel", false)
+            << "kernel " << plan.ast_name << " runs " << total()
+            << " loop iterations per work-item, over the "
+            << "device's " << limit << " (max_loop), and no unrolling fits: " << e.what();
+      }
+      f = need;
+    }
+    apply_opt(plan, {OptOp::Unroll, axis, f}, caps);
+  }
 }
 
 }  // namespace sluice::codegen

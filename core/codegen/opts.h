@@ -73,6 +73,9 @@ Plan make_plan(const UOp& ast, const Shape& full_shape, const std::vector<int64_
 
 // Applies one action (see the table above); throws OptError `[opts] <kernel>: <ACTION> ...: <reason>`.
 void apply_opt(Plan& plan, const Opt& opt, const DeviceCaps& caps);
+// Keeps a work-item's loop iterations, all its loops together, within caps.max_loop: unrolls the innermost
+// loop (padding it first, masked as PADTO, where no factor divides it). Throws when that cannot fit.
+void fit_loop_limit(Plan& plan, const DeviceCaps& caps);
 
 const char* opt_name(OptOp op);  // "UPCAST", "GROUPTOP", ...
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -201,6 +202,11 @@ std::vector<OpCase> cases() {
          return randf(d.dev, {3, 4, 5}, 9).mean({0, 2});
        }},
       {"int_sum_max", [](const In& d) { return d.ia.sum({1}) + d.ia.max({1}); }},
+      // A long reduction: 256 work-groups' items reduce 65540 elements each.
+      {"sum_long_loop",
+       [](const In& d) {
+         return Tensor::from(std::vector<int32_t>(size_t(256 * 65540), 1), {256 * 65540}, d.dev).sum();
+       }},
       {"sum_empty",
        [](const In& d) {
          return Tensor::zeros({3, 0}, dtypes::float32, d.dev).sum({1});
@@ -478,6 +484,24 @@ TEST_P(Guards, CatchPlantedOutOfBoundsWrite) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, Guards, testing::ValuesIn(device_names()),
+                         [](const testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// Without optimizations a sum is one loop per work-item: 65543 iterations, over llvmpipe's limit of 65535
+// loop iterations per shader invocation, which it used to end silently (a sum of 65535). Codegen unrolls
+// to fit the device's max_loop.
+class LongLoops : public testing::TestWithParam<std::string> {};
+TEST_P(LongLoops, UnoptimizedSumOverTheLoopLimit) {
+  const std::string& dev = GetParam();
+  if (std::string why = absent(dev); !why.empty()) GTEST_SKIP() << dev << ": " << why;
+  if (std::string why = unsupported(dev, "values"); !why.empty()) GTEST_SKIP() << dev << ": " << why;
+  const char* was = std::getenv("SLUICE_NOOPT");
+  const std::string saved = was ? was : "";
+  setenv("SLUICE_NOOPT", "1", 1);
+  const int32_t got = Tensor::from(std::vector<int32_t>(65543, 1), {65543}, dev).sum().item<int32_t>();
+  if (was) setenv("SLUICE_NOOPT", saved.c_str(), 1); else unsetenv("SLUICE_NOOPT");
+  EXPECT_EQ(got, 65543);
+}
+INSTANTIATE_TEST_SUITE_P(Devices, LongLoops, testing::ValuesIn(device_names()),
                          [](const testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace

@@ -165,6 +165,35 @@ TEST(Opts, PadToMasksElementwiseAndReduce) {
   check_cpu((randf({8, 30}, 11) - 10).max({1}), {{O::PadTo, 1, 16}, {O::Unroll, 1, 16}});
 }
 
+TEST(Opts, LoopsFitTheDeviceLimit) {
+  // llvmpipe counts all of a work-item's loop iterations against 65535; here the limit is 100. 1000 is
+  // unrolled by 10; prime 1009 is padded to 1012 and unrolled by 11 (MAX's identity fills the padding).
+  DeviceCaps caps;
+  caps.max_loop = 100;
+  auto r = render::make_cpu_renderer();
+  for (const Tensor& t :
+       {randf({1000}, 20).sum(), randf({3, 1009}, 21).sum({1}), (randf({1009}, 22) - 10).max()}) {
+    const ScheduleItem it = item_of(t);
+    for (const Kernel& k : {make_kernel(it.ast, caps, {}), make_kernel(it.ast, caps)}) {
+      int64_t iterations = 1;
+      for (const UOp& u : k.uops)
+        if (u.op() == Op::Range) iterations *= u.src(0).const_int_value();
+      EXPECT_LE(iterations, 100) << k.str();
+      expect_matches(t, run_on(open_device("CPU"), *r, it, k), 1e-3);
+    }
+  }
+  const Tensor wide = randf({5000}, 23).sum();  // 50 copies per iteration: within kMaxUpcast
+  EXPECT_NO_THROW(make_kernel(item_of(wide).ast, caps, {}));
+  caps.max_loop = 10;
+  const Tensor huge = randf({100003}, 24).sum();  // 10001 copies would be needed
+  try {
+    make_kernel(item_of(huge).ast, caps, {});
+    ADD_FAILURE() << "no error for a loop that cannot fit";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("max_loop"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Opts, ConvFromTensorApi) {
   Tensor x = randf({1, 3, 10, 10}, 12), w = randf({4, 3, 3, 3}, 13);
   Tensor c = x.conv2d(w);
