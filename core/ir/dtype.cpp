@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <ostream>
 
 #include "base/error.h"
 
@@ -78,6 +79,8 @@ std::string DType::name() const {
   }
   return s;
 }
+std::ostream& operator<<(std::ostream& os, const DType& dt) { return os << dt.name(); }
+
 std::string DType::c_name() const {
   std::string s = count > 1 ? std::string(info(scalar).name) + std::to_string(count) : info(scalar).c_name;
   return is_ptr() ? s + "*" : s;

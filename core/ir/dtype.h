@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,8 @@ struct DType {
 
   friend bool operator==(const DType&, const DType&) = default;
 };
+// Writes name(), as a Tensor prints its dtype: std::cout << t.dtype() shows "float".
+std::ostream& operator<<(std::ostream& os, const DType& dt);
 
 namespace dtypes {
 inline constexpr DType void_{Scalar::Void}, bool_{Scalar::Bool}, int8{Scalar::Int8}, uint8{Scalar::UInt8},

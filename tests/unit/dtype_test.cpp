@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "base/error.h"
 #include "core/ir/dtype.h"
@@ -30,6 +31,12 @@ TEST(DType, NamesAndCNames) {
   EXPECT_EQ(d::uint8.c_name(), "unsigned char");
   EXPECT_EQ(d::int64.c_name(), "long");
   EXPECT_EQ(d::float16.vec(2).c_name(), "half2");
+}
+
+TEST(DType, PrintsWithStreams) {
+  std::ostringstream os;
+  os << d::float32 << ' ' << d::uint8 << ' ' << d::int32.vec(4);
+  EXPECT_EQ(os.str(), "float uchar int4");
 }
 
 TEST(DType, VectorAndPointerShape) {
