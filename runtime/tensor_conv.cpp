@@ -56,38 +56,39 @@ Tensor windows(const char* op, const Tensor& padded, const Shape& k, const Shape
 // position i of phase r, a new channel. The kernel shrinks to ceil(k / s) taps per phase (taps past k are
 // zero weights), and every window is contiguous again, so loads vectorize. The input copy is the one a
 // padded conv makes anyway; the zero taps cost ceil(k/s)*s/k more multiply-adds.
-// (bs, C, *P) padded input -> (bs, C * prod(s), *n), n = out + ceil(k/s) - 1, channels ordered (C, *r).
-Tensor space_to_depth(const Tensor& x, const Tensor& weight, const Shape& s) {
+
+// (A, B, *len) cut or zero-padded at the end to n * s along each spatial axis, then split into phases:
+// (A, B * prod(s), *n), the channels ordered (B, *r).
+Tensor phases(const Tensor& t, const Shape& n, const Shape& s) {
   const size_t dims = s.size();
-  Shape split{x.shape()[0], x.shape()[1]}, order{0, 1}, merged{x.shape()[0], x.shape()[1]};
-  Bounds fit{{0, x.shape()[0]}, {0, x.shape()[1]}}, grow(2, {0, 0});
+  Shape split{t.shape()[0], t.shape()[1]}, order{0, 1}, merged{t.shape()[0], t.shape()[1] * prod(s)};
+  Bounds fit{{0, t.shape()[0]}, {0, t.shape()[1]}}, grow(2, {0, 0});
   for (size_t j = 0; j < dims; j++) {
-    const int64_t len = x.shape()[2 + j], kj = weight.shape()[2 + j], kk = (kj + s[j] - 1) / s[j];
-    const int64_t n = (len - kj) / s[j] + kk;  // output positions + the extra taps' reach
-    fit.push_back({0, std::min(len, n * s[j])}), grow.push_back({0, std::max<int64_t>(n * s[j] - len, 0)});
-    split.push_back(n), split.push_back(s[j]);
-    merged[1] *= s[j];
+    const int64_t len = t.shape()[2 + j], want = n[j] * s[j];
+    fit.push_back({0, std::min(len, want)}), grow.push_back({0, std::max<int64_t>(want - len, 0)});
+    split.push_back(n[j]), split.push_back(s[j]);
+    order.push_back(int64_t(3 + 2 * j));
   }
-  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(3 + 2 * j));
-  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(2 + 2 * j)), merged.push_back(split[2 + 2 * j]);
-  return x.shrink(fit).pad(grow).reshape(split).permute(order).reshape(merged).contiguous();
+  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(2 + 2 * j)), merged.push_back(n[j]);
+  return t.shrink(fit).pad(grow).reshape(split).permute(order).reshape(merged);
 }
 
-// (cout, cin, *k) -> (cout, cin * prod(s), *ceil(k / s)), channels ordered (cin, *r) as space_to_depth's.
-Tensor space_to_depth_weight(const Tensor& w, const Shape& s) {
-  const size_t dims = s.size();
-  Shape split{w.shape()[0], w.shape()[1]}, order{0, 1}, merged{w.shape()[0], w.shape()[1]};
-  Bounds grow(2, {0, 0});
-  for (size_t j = 0; j < dims; j++) {
-    const int64_t kj = w.shape()[2 + j], kk = (kj + s[j] - 1) / s[j];
-    grow.push_back({0, kk * s[j] - kj});
-    split.push_back(kk), split.push_back(s[j]);
-    merged[1] *= s[j];
-  }
-  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(3 + 2 * j));
-  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(2 + 2 * j)), merged.push_back(split[2 + 2 * j]);
-  return w.pad(grow).reshape(split).permute(order).reshape(merged);
+// The kernel's taps per phase, ceil(k / s) (taps past k are zero weights).
+Shape phase_taps(const Tensor& weight, const Shape& s) {
+  Shape kk;
+  for (size_t j = 0; j < s.size(); j++) kk.push_back((weight.shape()[2 + j] + s[j] - 1) / s[j]);
+  return kk;
 }
+
+// (bs, C, *P) padded input -> (bs, C * prod(s), *n), n = out + ceil(k/s) - 1 positions per phase.
+Tensor space_to_depth(const Tensor& x, const Tensor& weight, const Shape& s) {
+  Shape n = phase_taps(weight, s);
+  for (size_t j = 0; j < s.size(); j++) n[j] += (x.shape()[2 + j] - weight.shape()[2 + j]) / s[j];
+  return phases(x, n, s).contiguous();
+}
+
+// (cout, cin, *k) -> (cout, cin * prod(s), *ceil(k / s)), channels ordered as space_to_depth's.
+Tensor space_to_depth_weight(const Tensor& w, const Shape& s) { return phases(w, phase_taps(w, s), s); }
 
 Shape last_axes(size_t n) {
   Shape axes;

@@ -96,8 +96,7 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
     // output channels, not its output rows), so each column vector loaded serves every row.
     auto serves_rows = [&](int64_t axis) {
       for (const LoadInfo& l : loads)
-        if (l.strides[size_t(col ? plan.pieces[*col].axis : 0)] == 1 && l.strides[size_t(axis)] == 0)
-          return true;
+        if (l.strides[size_t(plan.pieces[*col].axis)] == 1 && l.strides[size_t(axis)] == 0) return true;
       return false;
     };
     for (size_t i : pieces_of(AxisKind::Global))
