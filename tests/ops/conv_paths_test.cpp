@@ -87,7 +87,8 @@ class ConvPaths : public testing::TestWithParam<std::string> {
   void transposed(int64_t pad, int64_t extra);
 };
 
-// clang-format off: one case per line
+// One case per line.
+// clang-format off
 TEST_P(ConvPaths, LargePaddedConv) { check({.bs = 1, .cin = 16, .h = 48, .w = 40, .cout = 16, .kh = 3, .kw = 3, .top = 1, .left = 1, .bottom = 1, .right = 1}); }
 TEST_P(ConvPaths, StridedConvWithUnevenKernelStrideAndPads) { check({.bs = 2, .cin = 6, .h = 67, .w = 53, .cout = 24, .kh = 5, .kw = 4, .sh = 2, .sw = 3, .top = 2, .left = 0, .bottom = 1, .right = 1}); }
 TEST_P(ConvPaths, DepthwiseStridedConv) { check({.bs = 1, .cin = 64, .h = 100, .w = 80, .cout = 64, .kh = 3, .kw = 3, .groups = 64, .sh = 2, .sw = 2, .top = 1, .left = 1, .bottom = 1, .right = 1}); }

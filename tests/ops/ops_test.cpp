@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -498,7 +498,10 @@ TEST_P(LongLoops, UnoptimizedSumOverTheLoopLimit) {
   const std::string saved = was ? was : "";
   setenv("SLUICE_NOOPT", "1", 1);
   const int32_t got = Tensor::from(std::vector<int32_t>(65543, 1), {65543}, dev).sum().item<int32_t>();
-  if (was) setenv("SLUICE_NOOPT", saved.c_str(), 1); else unsetenv("SLUICE_NOOPT");
+  if (was)
+    setenv("SLUICE_NOOPT", saved.c_str(), 1);
+  else
+    unsetenv("SLUICE_NOOPT");
   EXPECT_EQ(got, 65543);
 }
 INSTANTIATE_TEST_SUITE_P(Devices, LongLoops, testing::ValuesIn(device_names()),

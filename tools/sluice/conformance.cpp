@@ -5,21 +5,21 @@
 // throws or trips a guard is rerun case by case to find the culprit.
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <array>
-#include <cctype>
 #include <map>
 #include <set>
 
 #include "frontend/onnx/backend_suite.h"
 #include "runtime/device.h"
+#include "runtime/expectations.h"
 #include "runtime/realize.h"
 #include "runtime/reference.h"
 #include "tools/sluice/cli.h"
-#include "runtime/expectations.h"
 #include "tools/sluice/op_sweep.h"
 #include "tools/sluice/plant.h"
 #include "tools/sluice/queue_checks.h"
@@ -191,9 +191,12 @@ int run(const Options& o) {
   for (size_t a = 0; a <= o.suite.size();) {
     size_t b = std::min(o.suite.find(',', a), o.suite.size());
     std::string s = o.suite.substr(a, b - a);
-    if (s == "all") suites.insert({"queue", "ops", "onnx"});
-    else if (s == "queue" || s == "ops" || s == "onnx") suites.insert(s);
-    else throw UsageError("--suite '" + s + "' is not one of queue, ops, onnx, all");
+    if (s == "all")
+      suites.insert({"queue", "ops", "onnx"});
+    else if (s == "queue" || s == "ops" || s == "onnx")
+      suites.insert(s);
+    else
+      throw UsageError("--suite '" + s + "' is not one of queue, ops, onnx, all");
     a = b + 1;
   }
   std::vector<const QueueCheck*> checks;
@@ -208,13 +211,15 @@ int run(const Options& o) {
   if (suites.count("onnx")) {
     const std::string root = onnx::suite::data_dir();
     if (root.empty() && suites.size() == 1)
-      throw UsageError("the ONNX backend test data is not installed (scripts/install-deps.sh onnx installs "
-                       "Debian's libonnx-testdata; SLUICE_ONNX_TESTDATA names another folder)");
+      throw UsageError(
+          "the ONNX backend test data is not installed (scripts/install-deps.sh onnx installs "
+          "Debian's libonnx-testdata; SLUICE_ONNX_TESTDATA names another folder)");
     onnx_cases = onnx::suite::list_cases(root, o.filter);
   }
   if (checks.empty() && ops.empty() && onnx_cases.empty())
-    throw UsageError("--filter '" + o.filter +
-                     "' matches no case (names look like queue/exec, ops/add/float32/7x13 or onnx/node/test_abs)");
+    throw UsageError(
+        "--filter '" + o.filter +
+        "' matches no case (names look like queue/exec, ops/add/float32/7x13 or onnx/node/test_abs)");
 
   if (o.list) {  // the selected cases, without running them
     nlohmann::json j = nlohmann::json::array();
@@ -255,8 +260,8 @@ int run(const Options& o) {
     }
     for (const auto& c : onnx_cases) {
       onnx::suite::Result r = onnx::suite::run_case(c, name);
-      Result x{name, c.id(), "onnx/" + c.group, Status(int(r.status)), r.worst, r.detail,
-               onnx_family(c.name, r.ops)};
+      Result x{name,    c.id(),   "onnx/" + c.group,         Status(int(r.status)),
+               r.worst, r.detail, onnx_family(c.name, r.ops)};
       results.push_back(x);
       progress.step();
     }
@@ -326,8 +331,13 @@ int run(const Options& o) {
         if (!r.family.empty()) fam[{r.device, r.family}][size_t(r.status)]++;
       j["onnx_ops"] = nlohmann::json::array();
       for (const auto& [k, n] : fam)
-        j["onnx_ops"].push_back({{"device", k.first}, {"op", k.second}, {"passed", n[0]}, {"failed", n[1]},
-                                 {"skipped", n[2]}, {"expected_failures", n[3]}, {"unexpected_passes", n[4]}});
+        j["onnx_ops"].push_back({{"device", k.first},
+                                 {"op", k.second},
+                                 {"passed", n[0]},
+                                 {"failed", n[1]},
+                                 {"skipped", n[2]},
+                                 {"expected_failures", n[3]},
+                                 {"unexpected_passes", n[4]}});
     }
     j["results"] = nlohmann::json::array();
     for (const Result& r : results) {
@@ -354,10 +364,12 @@ int run(const Options& o) {
       bool head = false;
       for (const auto& [k, n] : fam) {
         if (n[1] + n[2] + n[3] + n[4] == 0) continue;
-        if (!head) std::printf("\n%-8s %-24s %7s %7s %7s %7s\n", "device", "onnx op", "passed", "failed", "skipped", "xfail");
+        if (!head)
+          std::printf("\n%-8s %-24s %7s %7s %7s %7s\n", "device", "onnx op", "passed", "failed", "skipped",
+                      "xfail");
         head = true;
-        std::printf("%-8s %-24s %7zu %7zu %7zu %7zu\n", fit(k.first, 8).c_str(), fit(k.second, 24).c_str(), n[0],
-                    n[1] + n[4], n[2], n[3]);
+        std::printf("%-8s %-24s %7zu %7zu %7zu %7zu\n", fit(k.first, 8).c_str(), fit(k.second, 24).c_str(),
+                    n[0], n[1] + n[4], n[2], n[3]);
       }
     }
     for (const Result& r : results) {
