@@ -13,6 +13,7 @@ foreach(dir base core hcq renderers backends runtime)
   endif()
 endforeach()
 install(DIRECTORY include/sluice DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/include/sluice/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice)
 install(EXPORT sluiceTargets NAMESPACE sluice:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
 configure_package_config_file(cmake/sluiceConfig.cmake.in ${PROJECT_BINARY_DIR}/sluiceConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)

@@ -5,3 +5,5 @@
 #include "core/ir/ops.h"
 #include "core/ir/uop.h"
 #include "runtime/tensor.h"
+
+#include <sluice/version.h>  // SLUICE_VERSION_MAJOR, _MINOR, _PATCH, _STRING

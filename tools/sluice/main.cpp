@@ -1,6 +1,8 @@
 // sluice: the command line of the runtime's two device jobs, conformance testing and queue-level latency
 // measurement, plus the device list and profiling. One subcommand per file (cli.h lists them). With
 // $SLUICE_PROFILE set, runtime/profile.h writes the trace at exit.
+#include <sluice/version.h>
+
 #include <cstdio>
 #include <exception>
 
@@ -11,6 +13,7 @@ int main(int argc, char** argv) {
   CLI::App app{"sluice: run ONNX models; devices, conformance, latency, profiling"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Every subcommand's help");
+  app.set_version_flag("--version", "sluice " SLUICE_VERSION_STRING, "Print the version and exit");
   int exit_code = 0;
   add_devices_command(app, exit_code);
   add_conformance_command(app, exit_code);
