@@ -51,6 +51,10 @@ class Compiler {
   uint64_t invocations() const { return invocations_.load(); }  // compile_unit calls (compiler processes)
   uint64_t cache_hits() const { return cache_hits_.load(); }
 
+  // What compiles this device's kernels, with its version, for people (`sluice devices`): "Debian clang
+  // version 14.0.6 (/usr/bin/clang)". May run the compiler once (`--version`): not for hot paths.
+  virtual std::string description() const { return name_; }
+
   // What a binary of this compiler needs of the place that loads it, as text: a binary made where
   // binary_target() is T loads and runs wherever it is T again (a saved plan, runtime/saved_plan.h, checks
   // it). Default: identity(), the strictest answer; a backend whose binaries outlive a compiler upgrade

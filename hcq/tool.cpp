@@ -59,4 +59,16 @@ int run_tool(const std::vector<std::string>& args, std::string* output) {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
 }
 
+std::string tool_version(const fs::path& exe) {
+  if (exe.empty()) return "none found";
+  std::string out;
+  try {
+    if (int status = run_tool({exe.string(), "--version"}, &out); status != 0)
+      return exe.string() + " (--version exited with " + std::to_string(status) + ")";
+  } catch (const std::exception& e) {
+    return exe.string() + " (cannot run it: " + e.what() + ")";
+  }
+  return out.substr(0, out.find('\n')) + " (" + exe.string() + ")";
+}
+
 }  // namespace sluice::hcq

@@ -29,4 +29,8 @@ std::string read_file(const std::filesystem::path& p);
 // it and returns its exit status (0: success; a signal's death is reported as 128 + the signal).
 int run_tool(const std::vector<std::string>& args, std::string* output);
 
+// The first line `exe --version` prints, then the path: "Debian clang version 14.0.6 (/usr/bin/clang)";
+// what went wrong instead when it cannot be run (never throws).
+std::string tool_version(const std::filesystem::path& exe);
+
 }  // namespace sluice::hcq

@@ -29,7 +29,7 @@ struct Backend {
 };
 std::string always_present() { return ""; }
 constexpr Backend kBackends[] = {
-    {"CPU", always_present, cpu::open_device, cpu::target},
+    {"CPU", cpu::absent_reason, cpu::open_device, cpu::target},
     {"NULL", always_present, null::open_device, null::target},
     {"CUDA", cuda::absent_reason, cuda::open_device, cuda::target},
     {"HIP", hip::absent_reason, hip::open_device, hip::target},
@@ -124,5 +124,10 @@ std::vector<hcq::Device*> open_devices() {
   for (const auto& [name, dev] : r.devices) out.push_back(dev);
   return out;
 }
+
+void synchronize() {
+  for (hcq::Device* d : open_devices()) d->synchronize();
+}
+void synchronize(const std::string& name) { open_device(name).synchronize(); }
 
 }  // namespace sluice

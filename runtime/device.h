@@ -34,5 +34,9 @@ render::Target device_target(const std::string& name);
 Realizer& realizer(const std::string& name);
 // The devices opened so far (for the profiler and the benchmarks).
 std::vector<hcq::Device*> open_devices();
+// Waits until the work submitted so far has finished: on every device opened so far, or on the one named
+// (opening it). A device's failure or a timeout (hcq::kDefaultTimeout) throws its hcq error.
+void synchronize();
+void synchronize(const std::string& name);
 
 }  // namespace sluice

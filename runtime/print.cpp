@@ -37,11 +37,10 @@ void nested(std::ostream& os, const eval::HostArray& a, size_t axis, int64_t& k)
 
 }  // namespace
 
-std::string Tensor::values_str(int64_t max_elements) const {
+std::string Tensor::values_str(int64_t max_elements) {
   if (numel() > max_elements) return str();
-  Tensor t = *this;
-  t.realize();
-  eval::HostArray a = read_realized(t.uop());
+  realize();
+  eval::HostArray a = read_realized(uop());
   std::ostringstream os;
   os << "Tensor(";
   int64_t k = 0;
@@ -50,6 +49,7 @@ std::string Tensor::values_str(int64_t max_elements) const {
   return os.str();
 }
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.values_str(); }
+std::ostream& operator<<(std::ostream& os, Tensor& t) { return os << t.values_str(); }
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << Tensor(t).values_str(); }
 
 }  // namespace sluice

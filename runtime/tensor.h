@@ -103,6 +103,16 @@ class Tensor {
   static Tensor from(const std::vector<T>& data) {  // 1-d on the default device
     return from(data, Shape{int64_t(data.size())});
   }
+  // Braced lists take their element type: from({1.5f, 2.f}, {2}) is float32, from({0, 1}, {2}) int32.
+  template <HostScalar T>
+  static Tensor from(std::initializer_list<T> data, const Shape& shape,
+                     const std::string& device = default_device()) {
+    return from(std::span<const T>(data.begin(), data.size()), shape, device);
+  }
+  template <HostScalar T>
+  static Tensor from(std::initializer_list<T> data) {  // 1-d on the default device
+    return from(data, Shape{int64_t(data.size())});
+  }
   // A tensor over host data that the caller already holds as a HostBuffer (runtime/buffer.h: any dtype,
   // native layout), without copying it; the buffer must not change afterwards. ShapeError when the
   // buffer's size does not fill `shape`.
@@ -153,16 +163,17 @@ class Tensor {
 
   // Random tensors from a counter-based generator: a keyed integer hash of (seed, element index) built
   // from uint32 ALU ops, so a seed gives the same numbers on every device and the same graph every time.
-  static Tensor rand(const Shape& shape, uint64_t seed = 0, const std::string& device = default_device(),
-                     DType dtype = dtypes::float32);  // uniform in [0, 1)
-  static Tensor randn(const Shape& shape, uint64_t seed = 0, const std::string& device = default_device(),
-                      DType dtype = dtypes::float32);  // standard normal (Box-Muller)
+  // Every creation function takes (shape, its own values, [seed], dtype, device), in that order.
+  static Tensor rand(const Shape& shape, uint64_t seed = 0, DType dtype = dtypes::float32,
+                     const std::string& device = default_device());  // uniform in [0, 1)
+  static Tensor randn(const Shape& shape, uint64_t seed = 0, DType dtype = dtypes::float32,
+                      const std::string& device = default_device());  // standard normal (Box-Muller)
   static Tensor randint(const Shape& shape, int64_t low, int64_t high, uint64_t seed = 0,
-                        const std::string& device = default_device(), DType dtype = dtypes::int32);
+                        DType dtype = dtypes::int32, const std::string& device = default_device());
   static Tensor uniform(const Shape& shape, double low, double high, uint64_t seed = 0,
-                        const std::string& device = default_device(), DType dtype = dtypes::float32);
+                        DType dtype = dtypes::float32, const std::string& device = default_device());
   static Tensor normal(const Shape& shape, double mean, double std, uint64_t seed = 0,
-                       const std::string& device = default_device(), DType dtype = dtypes::float32);
+                       DType dtype = dtypes::float32, const std::string& device = default_device());
 
   // ---------------------------------------------------------------- queries (never realize)
   const UOp& uop() const { return uop_; }
@@ -176,10 +187,6 @@ class Tensor {
   int64_t numel() const { return uop_.numel(); }
   int64_t ndim() const { return int64_t(shape().size()); }
   std::string str() const;  // "Tensor(shape=(2, 3), dtype=float, device=CPU)"
-  // The values as nested lists, numpy style, for tensors of up to `max_elements` (realizes a copy):
-  // "Tensor([[1, 2.5], [nan, -inf]], dtype=float, device=CPU)"; larger ones print as str(). operator<<
-  // prints this.
-  std::string values_str(int64_t max_elements = 1000) const;
 
   // ---------------------------------------------------------------- state
   Tensor& assign(const Tensor& value);  // in-place write: this tensor's node becomes the ASSIGN
@@ -201,6 +208,10 @@ class Tensor {
   // the work is submitted. Throws DeviceError for an absent device, and what the Realizer throws. On NULL
   // the values are whatever its memory holds.
   Tensor& realize();
+  // The values as nested lists, numpy style, for tensors of up to `max_elements`:
+  // "Tensor([[1, 2.5], [nan, -inf]], dtype=float, device=CPU)"; larger ones print as str(). Realizes this
+  // tensor itself (as to_vector does), so reading it again computes nothing. operator<< prints this.
+  std::string values_str(int64_t max_elements = 1000);
   // The values, flat in row-major order (realizes first). T must be this dtype's host type exactly
   // (float: float32, double: float64, int32_t: int32, bool: bool, ...); float16 and bfloat16 read as float.
   // Else DTypeError "[to_vector] tensor is float, asked for int32_t".
@@ -521,6 +532,7 @@ Tensor operator>>(const Tensor& a, const Tensor& b);
 Tensor operator>>(const Tensor& a, Number b);
 Tensor operator-(const Tensor& a);
 Tensor operator~(const Tensor& a);
-std::ostream& operator<<(std::ostream& os, const Tensor& t);  // t.values_str()
+std::ostream& operator<<(std::ostream& os, Tensor& t);  // t.values_str(): realizes t in place
+std::ostream& operator<<(std::ostream& os, const Tensor& t);  // a temporary or a const tensor: a copy
 
 }  // namespace sluice

@@ -45,14 +45,14 @@ Tensor uniform_bits(const char* op, int64_t n, uint64_t seed, const std::string&
 }
 }  // namespace
 
-Tensor Tensor::rand(const Shape& shape, uint64_t seed, const std::string& device, DType dtype) {
+Tensor Tensor::rand(const Shape& shape, uint64_t seed, DType dtype, const std::string& device) {
   OpScope scope("rand");
   detail::check_shape("rand", shape);
   return uniform_bits("rand", sluice::prod(shape), seed, canonical_device(device), dtype).reshape(shape);
 }
 
 // Box-Muller on 2n uniforms: cos(2 pi u1) * sqrt(-2 ln(1 - u2)), with 1 - u2 in (0, 1].
-Tensor Tensor::randn(const Shape& shape, uint64_t seed, const std::string& device, DType dtype) {
+Tensor Tensor::randn(const Shape& shape, uint64_t seed, DType dtype, const std::string& device) {
   OpScope scope("randn");
   detail::check_shape("randn", shape);
   SLUICE_CHECK_IN(DTypeError, "randn", dtype.is_float()) << "needs a float dtype, got " << dtype.name();
@@ -63,8 +63,8 @@ Tensor Tensor::randn(const Shape& shape, uint64_t seed, const std::string& devic
 }
 
 // Integers in [low, high) by the remainder of a 32-bit word (bias below range / 2^32).
-Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, uint64_t seed,
-                       const std::string& device, DType dtype) {
+Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, uint64_t seed, DType dtype,
+                       const std::string& device) {
   OpScope scope("randint");
   detail::check_shape("randint", shape);
   SLUICE_CHECK_IN(DTypeError, "randint", dtype.is_int()) << "needs an integer dtype, got " << dtype.name();
@@ -77,16 +77,16 @@ Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, uint64_t s
   return (r.cast(dtype) + low).reshape(shape);
 }
 
-Tensor Tensor::uniform(const Shape& shape, double low, double high, uint64_t seed, const std::string& device,
-                       DType dtype) {
+Tensor Tensor::uniform(const Shape& shape, double low, double high, uint64_t seed, DType dtype,
+                       const std::string& device) {
   OpScope scope("uniform");
-  return (rand(shape, seed, device, dtype) * (high - low) + low).cast(dtype);
+  return (rand(shape, seed, dtype, device) * (high - low) + low).cast(dtype);
 }
 
-Tensor Tensor::normal(const Shape& shape, double mean, double std, uint64_t seed, const std::string& device,
-                      DType dtype) {
+Tensor Tensor::normal(const Shape& shape, double mean, double std, uint64_t seed, DType dtype,
+                      const std::string& device) {
   OpScope scope("normal");
-  return (randn(shape, seed, device, dtype) * std + mean).cast(dtype);
+  return (randn(shape, seed, dtype, device) * std + mean).cast(dtype);
 }
 
 }  // namespace sluice

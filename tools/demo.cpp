@@ -21,8 +21,9 @@ int main() {
               simplify(index).str().c_str());
 
   // 2. A lazy graph: a two-layer MLP with softmax on 4 inputs of 8 features (building runs nothing).
-  Tensor x = Tensor::randn({4, 8}, /*seed=*/1, "CPU");
-  Tensor w1 = Tensor::randn({8, 16}, /*seed=*/2, "CPU"), w2 = Tensor::randn({16, 3}, /*seed=*/3, "CPU");
+  Tensor x = Tensor::randn({4, 8}, /*seed=*/1, dtypes::float32, "CPU");
+  Tensor w1 = Tensor::randn({8, 16}, /*seed=*/2, dtypes::float32, "CPU"),
+         w2 = Tensor::randn({16, 3}, /*seed=*/3, dtypes::float32, "CPU");
   Tensor y = (x.matmul(w1) + 0.5).relu().matmul(w2).softmax(-1);
   std::printf("== y = softmax(relu(x @ w1 + 0.5) @ w2)\n%s\n\n", y.str().c_str());
 

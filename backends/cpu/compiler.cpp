@@ -47,17 +47,6 @@ size_t cores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-fs::path find_clang() {
-  if (const char* c = std::getenv("SLUICE_CLANG"); c && *c) return c;
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream dirs(path);
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-      fs::path p = fs::path(dir.empty() ? "." : dir) / "clang";
-      if (::access(p.c_str(), X_OK) == 0) return p;
-    }
-  }
-  return {};
-}
 
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
@@ -98,6 +87,7 @@ class Compiler final : public hcq::Compiler {
 
  protected:
   std::string identity() const override { return identity_; }
+  std::string description() const override { return hcq::tool_version(clang_); }
   // An object runs wherever the processor is the same: no clang is needed to load it.
   std::string binary_target() const override { return target_; }
 
@@ -140,6 +130,18 @@ class Compiler final : public hcq::Compiler {
 };
 
 }  // namespace
+
+fs::path find_clang() {
+  if (const char* c = std::getenv("SLUICE_CLANG"); c && *c) return c;
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      fs::path p = fs::path(dir.empty() ? "." : dir) / "clang";
+      if (::access(p.c_str(), X_OK) == 0) return p;
+    }
+  }
+  return {};
+}
 
 std::unique_ptr<hcq::Compiler> make_compiler(fs::path cache_dir) {
   return std::make_unique<Compiler>(std::move(cache_dir));

@@ -15,6 +15,9 @@
 
 namespace sluice::cpu {
 
+// The clang kernels are compiled with: $SLUICE_CLANG if set, else `clang` on PATH; empty when PATH has none.
+std::filesystem::path find_clang();
+
 std::unique_ptr<hcq::Compiler> make_compiler(std::filesystem::path cache_dir = hcq::default_cache_dir());
 
 }  // namespace sluice::cpu

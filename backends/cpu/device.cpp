@@ -131,6 +131,14 @@ class Device final : public hcq::Device {
 
 }  // namespace
 
+std::string absent_reason() {
+  const std::filesystem::path clang = find_clang();
+  if (clang.empty()) return "no clang to compile kernels: none on PATH (install clang, or set SLUICE_CLANG)";
+  if (::access(clang.c_str(), X_OK) != 0)
+    return "no clang to compile kernels: SLUICE_CLANG=" + clang.string() + " is not an executable";
+  return "";
+}
+
 std::unique_ptr<hcq::Device> open_device(int ordinal) {
   return std::make_unique<Device>(ordinal == 0 ? "CPU" : "CPU:" + std::to_string(ordinal));
 }

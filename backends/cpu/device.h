@@ -9,6 +9,7 @@
 // hang_timeout() and a wait times out, its queue is abandoned and replaced; the stuck threads finish in
 // the background (or never), and the process carries on.
 #include <memory>
+#include <string>
 
 #include "hcq/device.h"
 #include "renderers/renderer.h"
@@ -18,6 +19,8 @@ namespace sluice::cpu {
 // Named "CPU" for ordinal 0, "CPU:<n>" otherwise. Every ordinal is a separate device over the same
 // host: its own queues, threads, timeline and allocator.
 std::unique_ptr<hcq::Device> open_device(int ordinal = 0);
+// Why the CPU device cannot run kernels here ("" when it can): no clang to compile them (compiler.h).
+std::string absent_reason();
 // How kernels for a device of this backend are built and rendered (renderers/cpu.h; codegen's defaults
 // describe the CPU).
 render::Target target(const hcq::Device& dev);

@@ -156,6 +156,10 @@ class Compiler final : public hcq::Compiler {
 
  protected:
   std::string identity() const override { return identity_; }
+  std::string description() const override {
+    return "NVRTC " + std::to_string(nvrtc().major) + "." + std::to_string(nvrtc().minor) + ", " + arch_ +
+           (ptx_ ? " PTX (the driver finishes it)" : " cubin");
+  }
 
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
     const Nvrtc& n = nvrtc();

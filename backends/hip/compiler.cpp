@@ -97,6 +97,10 @@ class Compiler final : public hcq::Compiler {
 
  protected:
   std::string identity() const override { return identity_; }
+  std::string description() const override {
+    return clang_.empty() ? "no clang for " + arch_ + ": " + why_
+                          : hcq::tool_version(clang_) + ", --offload-arch=" + arch_;
+  }
 
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
     if (clang_.empty()) SLUICE_FAIL(hcq::CompileError, "compile") << "HIP " << arch_ << ": " << why_;

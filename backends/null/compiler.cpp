@@ -9,6 +9,7 @@ class Compiler final : public hcq::Compiler {
 
  protected:
   std::string identity() const override { return "null"; }
+  std::string description() const override { return "none: NULL neither compiles nor runs kernels"; }
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
     hcq::Binary out;
     for (std::string_view s : sources) out.insert(out.end(), s.begin(), s.end());

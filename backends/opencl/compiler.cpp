@@ -28,6 +28,10 @@ class Compiler final : public hcq::Compiler {
     return c_->device_name + "\n" + c_->vendor + "\n" + c_->driver_version + "\n" + c_->platform_version;
   }
 
+  std::string description() const override {
+    return "the driver's OpenCL C compiler (" + c_->platform_version + ", driver " + c_->driver_version + ")";
+  }
+
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
     std::vector<const char*> ptrs;
     std::vector<size_t> lens;

@@ -32,6 +32,11 @@ class Compiler final : public hcq::Compiler {
     return os.str();
   }
 
+  // The renderer writes SPIR-V itself; no offline compiler is involved.
+  std::string description() const override {
+    return "SPIR-V from sluice's own renderer; the driver compiles it to machine code";
+  }
+
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
     for (size_t i = 0; i < sources.size(); ++i) check_module(sources[i], i);
     hcq::Binary out;

@@ -83,7 +83,7 @@ Values x_dropout(OpContext& c) {
   if (!training || ratio == 0) return {x, Tensor::full(x.shape(), true, dtypes::bool_, c.device())};
   SLUICE_CHECK_IN(ValueError, c.op(), ratio > 0 && ratio <= 1) << "ratio must be in [0, 1], got " << ratio;
   const DType draw = x.dtype() == dtypes::float64 ? dtypes::float64 : dtypes::float32;
-  Tensor keep = Tensor::rand(x.shape(), c.seed(), c.device(), draw).ge(ratio);
+  Tensor keep = Tensor::rand(x.shape(), c.seed(), draw, c.device()).ge(ratio);
   return {keep.where(x * (ratio < 1 ? 1 / (1 - ratio) : 0.0), 0).cast(x.dtype()), keep};
 }
 

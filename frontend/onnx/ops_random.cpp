@@ -19,12 +19,12 @@ Shape shape_attr(OpContext& c) {
 }
 
 Tensor uniform(OpContext& c, const Shape& shape, DType dt) {
-  return Tensor::uniform(shape, c.attr_float("low", 0.0), c.attr_float("high", 1.0), c.seed(), c.device(),
-                         dt);
+  return Tensor::uniform(shape, c.attr_float("low", 0.0), c.attr_float("high", 1.0), c.seed(), dt,
+                         c.device());
 }
 Tensor normal(OpContext& c, const Shape& shape, DType dt) {
-  return Tensor::normal(shape, c.attr_float("mean", 0.0), c.attr_float("scale", 1.0), c.seed(), c.device(),
-                        dt);
+  return Tensor::normal(shape, c.attr_float("mean", 0.0), c.attr_float("scale", 1.0), c.seed(), dt,
+                        c.device());
 }
 
 // The `Like` forms take the input's shape, and its dtype unless `dtype` says otherwise.
@@ -47,7 +47,7 @@ Values x_bernoulli(OpContext& c) {
   const Tensor& p = c.in(0);
   SLUICE_CHECK_IN(DTypeError, c.op(), p.dtype().is_float()) << "input must be probabilities, got " << p.str();
   const DType draw = p.dtype() == dtypes::float64 ? dtypes::float64 : dtypes::float32;
-  Tensor u = Tensor::rand(p.shape(), c.seed(), c.device(), draw);
+  Tensor u = Tensor::rand(p.shape(), c.seed(), draw, c.device());
   return {u.lt(p.cast(draw)).cast(c.attr_dtype("dtype", p.dtype()))};
 }
 
@@ -66,7 +66,7 @@ Values x_multinomial(OpContext& c) {
       << "needs sample_size >= 1 and a class, got sample_size " << samples << " for " << x.str();
   const DType acc = x.dtype() == dtypes::float64 ? dtypes::float64 : dtypes::float32;
   Tensor cdf = x.cast(acc).softmax(1).cumsum(1).unsqueeze(1);                    // (B, 1, C)
-  Tensor u = Tensor::rand({x.shape(0), samples, 1}, c.seed(), c.device(), acc);  // (B, S, 1)
+  Tensor u = Tensor::rand({x.shape(0), samples, 1}, c.seed(), acc, c.device());  // (B, S, 1)
   Tensor k = cdf.le(u).cast(dtypes::int32).sum({2}).cast(dtypes::int32);         // (B, S)
   return {k.minimum(classes - 1).cast(out)};
 }

@@ -127,11 +127,30 @@ TEST(Cli, DevicesJsonListsEveryKindWithProperties) {
   ASSERT_TRUE(cpu.value("present", false));
   EXPECT_EQ(cpu["vendor"], "host");
   EXPECT_GT(cpu["memory_bytes"].get<uint64_t>(), 0u);
+  EXPECT_FALSE(cpu["software"].get<bool>());
+  EXPECT_NE(cpu["compiler"].get<std::string>().find("clang version"), std::string::npos) << cpu;
+  for (const json& d : j["devices"])
+    if (d["name"] == "VULKAN" && d["present"] && d["device_name"].get<std::string>().find("llvmpipe") == 0)
+      EXPECT_TRUE(d["software"].get<bool>()) << d;
 
   Proc human = sluice("devices");
   EXPECT_EQ(human.code, 0);
   std::istringstream lines(human.out);
   for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+}
+
+// Without clang the CPU device cannot run a kernel: it is absent and says why, instead of failing every
+// case of a conformance run.
+TEST(Cli, CpuWithoutClangIsAbsentWithTheReason) {
+  json j = parse(sluice("devices --json", "SLUICE_CLANG=/nonexistent/clang"));
+  json cpu;
+  for (const json& d : j.at("devices"))
+    if (d["name"] == "CPU") cpu = d;
+  ASSERT_FALSE(cpu.value("present", true)) << cpu;
+  EXPECT_NE(cpu["reason"].get<std::string>().find("SLUICE_CLANG=/nonexistent/clang"), std::string::npos) << cpu;
+  Proc run = sluice("conformance --device CPU --quick", "SLUICE_CLANG=/nonexistent/clang");
+  EXPECT_NE(run.code, 0);
+  EXPECT_NE(run.err.find("no clang"), std::string::npos) << run.err;
 }
 
 TEST(Cli, ConformanceSweepHasAtLeast2000GeneratedCases) {

@@ -170,7 +170,7 @@ TEST_P(Compiled, TheOcrClassifierRoundTrips) {
   if (!fs::exists(cls_model()))
     GTEST_SKIP() << cls_model().string() << " is missing (run scripts/fetch-models.sh)";
   Model m = Model::load(cls_model().string(), {.device = dev()});
-  const std::vector<float> x = Tensor::rand({1, 3, 48, 192}, 7, "CPU").to_vector<float>();
+  const std::vector<float> x = Tensor::rand({1, 3, 48, 192}, 7, dtypes::float32, "CPU").to_vector<float>();
   std::vector<std::vector<float>> got =
       round_trip(m, {{"x", Tensor::from(x, {1, 3, 48, 192}, dev())}}, file("cls"));
   ASSERT_EQ(got.size(), 1u);

@@ -135,5 +135,20 @@ TEST(Printing, SmallTensorsPrintTheirValues) {
   EXPECT_EQ(big.values_str(), big.str());  // too large: the summary
 }
 
+TEST(Printing, ReadingRealizesTheTensorItself) {
+  Tensor a = Tensor::from({1.0f, 2.0f, 3.0f}, {3}, "CPU");
+  Tensor y = (a * 2).sum();
+  std::ostringstream os;
+  os << y;  // as to_vector: y becomes its buffer, so reading it again schedules nothing
+  EXPECT_EQ(os.str(), "Tensor(12, dtype=float, device=CPU)");
+  EXPECT_TRUE(y.dense_buffer());
+  EXPECT_TRUE(y.schedule().empty());
+  const Tensor c = a + 1;  // const tensors and temporaries print a realized copy
+  std::ostringstream oc;
+  oc << c << " " << (a - 1);
+  EXPECT_EQ(oc.str(), "Tensor([2, 3, 4], dtype=float, device=CPU) Tensor([0, 1, 2], dtype=float, device=CPU)");
+  EXPECT_FALSE(c.dense_buffer());
+}
+
 }  // namespace
 }  // namespace sluice

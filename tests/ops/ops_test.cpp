@@ -245,10 +245,10 @@ std::vector<OpCase> cases() {
       {"arange_float", [](const In& d) { return Tensor::arange(0.5, 4, 0.25, std::nullopt, d.dev); }},
       loose("rand",
             [](const In& d) {
-              return Tensor::rand({3, 7}, 42, d.dev);
+              return Tensor::rand({3, 7}, 42, dtypes::float32, d.dev);
             }),
       loose(
-          "randn", [](const In& d) { return Tensor::randn({16}, 7, d.dev); }, 1e-3),
+          "randn", [](const In& d) { return Tensor::randn({16}, 7, dtypes::float32, d.dev); }, 1e-3),
       // more activations
       loose("activations_a",
             [](const In& d) {
@@ -338,8 +338,9 @@ std::vector<OpCase> cases() {
             }),
       loose("random_more",
             [](const In& d) {
-              return Tensor::uniform({6}, -1, 1, 3, d.dev) + Tensor::normal({6}, 2, 0.5, 4, d.dev) +
-                     Tensor::randint({6}, 0, 10, 5, d.dev).cast(dtypes::float32);
+              return Tensor::uniform({6}, -1, 1, 3, dtypes::float32, d.dev) +
+                     Tensor::normal({6}, 2, 0.5, 4, dtypes::float32, d.dev) +
+                     Tensor::randint({6}, 0, 10, 5, dtypes::int32, d.dev).cast(dtypes::float32);
             }, 1e-3),
   };
   return v;

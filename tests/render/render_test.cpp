@@ -123,8 +123,8 @@ std::vector<std::pair<std::string, Tensor>> op_cases() {
       {"cumsum", a.cumsum(1)},
       {"argmax", a.argmax(1)},
       {"arange", Tensor::arange(0, 10, 3) * 2},
-      {"rand", Tensor::rand({3, 7}, 42, "CPU")},
-      {"randn", Tensor::randn({16}, 7, "CPU")},
+      {"rand", Tensor::rand({3, 7}, 42, dtypes::float32, "CPU")},
+      {"randn", Tensor::randn({16}, 7, dtypes::float32, "CPU")},
   };
 }
 

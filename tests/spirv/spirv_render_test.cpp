@@ -197,9 +197,9 @@ std::vector<Case> op_cases() {
       {"arange_float", [=] { return Tensor::arange(0.5, 4, 0.25, std::nullopt, kDev); }},
       {"rand",
        [=] {
-         return Tensor::rand({3, 7}, 42, kDev);
+         return Tensor::rand({3, 7}, 42, dtypes::float32, kDev);
        }},
-      {"randn", [=] { return Tensor::randn({16}, 7, kDev); }},
+      {"randn", [=] { return Tensor::randn({16}, 7, dtypes::float32, kDev); }},
       {"big_sum", [=] { return randf({4096}, 23).sum(); }},
   };
 }

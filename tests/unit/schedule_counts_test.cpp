@@ -164,7 +164,7 @@ TEST(ScheduleCounts, full_const) {
 
 // The reference's generator (threefry over a counter built by a cumsum) makes 8 kernels; sluice's is a
 // counter-based integer hash of (seed, index) with an elementwise index (tensor.h), so it fuses into one.
-TEST(ScheduleCounts, rand) { expect_kernels("rand", {Tensor::rand({64}, 0, "CPU")}, 8); }
+TEST(ScheduleCounts, rand) { expect_kernels("rand", {Tensor::rand({64}, 0, dtypes::float32, "CPU")}, 8); }
 
 TEST(ScheduleCounts, assign_add) {
   Tensor a = in({16});
@@ -270,7 +270,7 @@ TEST(ScheduleCounts, ManyOpsScheduleWellFormed) {
        [] {
          return in({8, 8}).roll({3}, {1});
        }},
-      {"randn", [] { return Tensor::randn({16}, 1, "CPU"); }},
+      {"randn", [] { return Tensor::randn({16}, 1, dtypes::float32, "CPU"); }},
       {"cross_entropy with probabilities",
        [] {
          return in({8, 5}).cross_entropy(in({8, 5}));

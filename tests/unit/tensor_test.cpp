@@ -108,6 +108,25 @@ TEST(TensorCreation, HostTypesMapToDtypes) {
   EXPECT_THROW(Tensor::from(std::span<const float>(h), {2}, d::int32), DTypeError);
 }
 
+TEST(TensorCreation, BracedListsKeepTheirElementType) {
+  EXPECT_EQ(Tensor::from({1.0f, 2.0f}, {2}).dtype(), d::float32);
+  EXPECT_EQ(Tensor::from({0, 1, 1, 0}, {4}).dtype(), d::int32);
+  EXPECT_EQ(Tensor::from({1.5, 2.5}, {2, 1}, "CPU").dtype(), d::float64);
+  EXPECT_EQ(Tensor::from({true, false}, {2}).dtype(), d::bool_);
+  EXPECT_EQ(Tensor::from({int64_t(1), int64_t(2), int64_t(3)}).shape(), Shape{3});
+  EXPECT_THROW(Tensor::from({1, 2, 3}, {2}), ShapeError);
+}
+
+TEST(TensorCreation, OneArgumentOrderEverywhere) {  // (shape, values, [seed], dtype, device)
+  EXPECT_EQ(Tensor::zeros({2}, d::float16, "CPU").dtype(), d::float16);
+  EXPECT_EQ(Tensor::full({2}, 3, d::int8, "CPU").dtype(), d::int8);
+  EXPECT_EQ(Tensor::rand({2}, 1, d::float16, "CPU").dtype(), d::float16);
+  EXPECT_EQ(Tensor::randn({2}, 1, d::float64, "CPU").dtype(), d::float64);
+  EXPECT_EQ(Tensor::randint({2}, 0, 5, 1, d::int64, "CPU").dtype(), d::int64);
+  EXPECT_EQ(Tensor::uniform({2}, 0, 1, 1, d::float64, "CPU").dtype(), d::float64);
+  EXPECT_EQ(Tensor::normal({2}, 0, 1, 1, d::float16, "NULL").device(), "NULL");
+}
+
 TEST(TensorCreation, FromChecksTheShape) {
   EXPECT_EQ(error_of<ShapeError>([] {
               Tensor::from(std::vector<float>{1, 2, 3}, {2, 2});
@@ -161,15 +180,15 @@ TEST(TensorRandom, SameSeedSameGraph) {
 
 TEST(TensorRandom, ShapesAndDtypes) {
   EXPECT_EQ(Tensor::rand({2, 3}).shape(), (Shape{2, 3}));
-  EXPECT_EQ(Tensor::rand({2}, 0, "CPU", d::float16).dtype(), d::float16);
-  EXPECT_EQ(Tensor::randn({5}, 0, "CPU", d::float64).dtype(), d::float64);
+  EXPECT_EQ(Tensor::rand({2}, 0, d::float16, "CPU").dtype(), d::float16);
+  EXPECT_EQ(Tensor::randn({5}, 0, d::float64, "CPU").dtype(), d::float64);
   EXPECT_EQ(Tensor::randint({4}, -3, 3).dtype(), d::int32);
   EXPECT_EQ(Tensor::uniform({4}, -1, 1).shape(), Shape{4});
   EXPECT_EQ(Tensor::normal({4, 1}, 0, 2).shape(), (Shape{4, 1}));
   EXPECT_EQ(Tensor::rand({0}).shape(), Shape{0});
-  EXPECT_THROW(Tensor::rand({2}, 0, "CPU", d::int32), DTypeError);
+  EXPECT_THROW(Tensor::rand({2}, 0, d::int32, "CPU"), DTypeError);
   EXPECT_THROW(Tensor::randint({2}, 3, 3), ValueError);
-  EXPECT_THROW(Tensor::randint({2}, 0, 300, 0, "CPU", d::int8), ValueError);
+  EXPECT_THROW(Tensor::randint({2}, 0, 300, 0, d::int8, "CPU"), ValueError);
 }
 
 TEST(TensorRandom, BuiltFromIntegerOpsOnly) {  // the same ops on every device: no device RNG, no state
@@ -196,7 +215,7 @@ TEST(TensorLazy, BuildingDoesNotExecute) {
 
 TEST(TensorLazy, DesignExampleBuilds) {  // DESIGN.md §5, up to the realize it does not have yet
   Tensor a = Tensor::from(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, "CPU");
-  Tensor w = Tensor::randn({3, 4}, /*seed=*/0, "CPU");
+  Tensor w = Tensor::randn({3, 4}, /*seed=*/0, d::float32, "CPU");
   Tensor y = (a.matmul(w) + 1.0f).relu().sum({1});
   EXPECT_EQ(y.shape(), Shape{2});
   Tensor z = a.to("VULKAN").reshape({3, 2}).permute({1, 0}).contiguous();

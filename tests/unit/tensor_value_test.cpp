@@ -243,7 +243,7 @@ TEST(TensorValue, ErfAndActivations) {
 }
 
 TEST(TensorValue, RandomNumbers) {
-  auto u = reference(Tensor::rand({4096}, 1, "CPU"));
+  auto u = reference(Tensor::rand({4096}, 1, d::float32, "CPU"));
   double mean = 0;
   for (double x : u.f) {
     ASSERT_GE(x, 0);
@@ -251,14 +251,14 @@ TEST(TensorValue, RandomNumbers) {
     mean += x / 4096;
   }
   EXPECT_NEAR(mean, 0.5, 0.02);
-  EXPECT_NE(u.f, reference(Tensor::rand({4096}, 2, "CPU")).f);
-  EXPECT_EQ(u.f, reference(Tensor::rand({4096}, 1, "CPU")).f);
-  auto n = reference(Tensor::randn({4096}, 3, "CPU"));
+  EXPECT_NE(u.f, reference(Tensor::rand({4096}, 2, d::float32, "CPU")).f);
+  EXPECT_EQ(u.f, reference(Tensor::rand({4096}, 1, d::float32, "CPU")).f);
+  auto n = reference(Tensor::randn({4096}, 3, d::float32, "CPU"));
   double m = 0, sq = 0;
   for (double x : n.f) m += x / 4096, sq += x * x / 4096;
   EXPECT_NEAR(m, 0, 0.06);
   EXPECT_NEAR(std::sqrt(sq - m * m), 1, 0.06);
-  auto r = reference(Tensor::randint({2000}, -3, 4, 5, "CPU"));
+  auto r = reference(Tensor::randint({2000}, -3, 4, 5, d::int32, "CPU"));
   std::vector<int> seen(7);
   for (int64_t x : r.i) {
     ASSERT_GE(x, -3);
@@ -266,5 +266,5 @@ TEST(TensorValue, RandomNumbers) {
     seen[size_t(x + 3)]++;
   }
   for (int c : seen) EXPECT_GT(c, 200);
-  for (double x : reference(Tensor::rand({512}, 9, "CPU", d::float16)).f) ASSERT_LT(x, 1);
+  for (double x : reference(Tensor::rand({512}, 9, d::float16, "CPU")).f) ASSERT_LT(x, 1);
 }

@@ -20,6 +20,8 @@ nlohmann::json device_json(const DeviceSlot& s) {
   j["device_name"] = p.device_name;
   j["vendor"] = p.vendor;
   j["driver_version"] = p.driver_version;
+  j["software"] = p.software;
+  j["compiler"] = s.dev->compiler().description();
   j["memory_bytes"] = p.memory_bytes;
   j["queues"] = {{"compute", s.dev->queue_count(hcq::QueueKind::Compute)},
                  {"copy", s.dev->queue_count(hcq::QueueKind::Copy)}};
@@ -29,6 +31,12 @@ nlohmann::json device_json(const DeviceSlot& s) {
   j["dtypes"] = {
       {"float16", p.float16}, {"bfloat16", p.bfloat16}, {"int64", p.int64}, {"float64", p.float64}};
   return j;
+}
+
+// "  label            text", the text wrapped under its column so no line passes 80.
+void field(const char* label, const std::string& text) {
+  const std::vector<std::string> lines = wrap(text, 80 - 19);
+  for (size_t i = 0; i < lines.size(); ++i) std::printf("  %-16s %s\n", i ? "" : label, lines[i].c_str());
 }
 
 void print_human(const nlohmann::json& devs) {
@@ -42,9 +50,11 @@ void print_human(const nlohmann::json& devs) {
       continue;
     }
     std::printf("%-10s present  %s\n", name.c_str(), std::string(d["device_name"]).c_str());
+    if (d["software"]) field("kind", "software: a GPU API emulated on the CPU (ranked after CPU)");
     std::string drv = d["driver_version"];
     std::printf("  %-16s %s%s%s\n", "vendor", std::string(d["vendor"]).c_str(),
                 drv.empty() ? "" : ", driver ", drv.c_str());
+    field("compiler", d["compiler"]);
     std::printf("  %-16s %s\n", "memory", format_bytes(d["memory_bytes"]).c_str());
     std::printf("  %-16s %d compute, %d copy\n", "queues", int(d["queues"]["compute"]),
                 int(d["queues"]["copy"]));
@@ -71,7 +81,9 @@ void add_devices_command(CLI::App& app, int& exit_code) {
       "  sluice devices\n"
       "  sluice devices --json\n"
       "Each backend compiled in is present (it opened) or absent, with the reason.\n"
-      "A present device shows its hardware, vendor and driver, memory, queues\n"
+      "A present device shows its hardware (marked when it is software: a GPU API\n"
+      "emulated on the CPU, ranked after the CPU device for the default), vendor\n"
+      "and driver, what compiles its kernels and its version, memory, queues\n"
       "(compute and copy), limits (work-group size, local memory, buffers per\n"
       "kernel) and the dtypes its kernels may use.\n" +
       exit_codes_help("not used (an absent device is not an error)"));

@@ -26,9 +26,9 @@ Tensor random_input(const ValueInfo& in, const std::map<std::string, int64_t>& d
     }
   }
   const DType dt = in.known_dtype ? in.dtype : dtypes::float32;
-  Tensor r = dt.is_float()  ? Tensor::rand(shape, seed, device).cast(dt)
-             : dt.is_bool() ? Tensor::rand(shape, seed, device).lt(0.5)
-                            : Tensor::randint(shape, 0, 10, seed, device).cast(dt);
+  Tensor r = dt.is_float()  ? Tensor::rand(shape, seed, dtypes::float32, device).cast(dt)
+             : dt.is_bool() ? Tensor::rand(shape, seed, dtypes::float32, device).lt(0.5)
+                            : Tensor::randint(shape, 0, 10, seed, dtypes::int32, device).cast(dt);
   eval::HostArray a = reference(r);
   auto host = std::make_shared<HostBuffer>();
   host->dtype = dt, host->size = a.numel(), host->bytes = a.to_bytes();

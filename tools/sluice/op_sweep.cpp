@@ -849,27 +849,27 @@ void creation(Builder& b) {
     b.add(
         "rand", "ops/creation", dt, "7x13",
         [=](const std::string& d) {
-          return Tensor::rand({7, 13}, 3, d, dt);
+          return Tensor::rand({7, 13}, 3, dt, d);
         },
         8, q);
     b.add(
         "randn", "ops/creation", dt, "31",
-        [=](const std::string& d) { return Tensor::randn({31}, 5, d, dt); }, 256, q);
+        [=](const std::string& d) { return Tensor::randn({31}, 5, dt, d); }, 256, q);
     b.add(
         "uniform", "ops/creation", dt, "7x13",
         [=](const std::string& d) {
-          return Tensor::uniform({7, 13}, -2, 3, 9, d, dt);
+          return Tensor::uniform({7, 13}, -2, 3, 9, dt, d);
         },
         8, false);
     b.add(
         "normal", "ops/creation", dt, "13",
-        [=](const std::string& d) { return Tensor::normal({13}, 1, 2, 11, d, dt); }, 256, false);
+        [=](const std::string& d) { return Tensor::normal({13}, 1, 2, 11, dt, d); }, 256, false);
   }
   for (DType dt : {dtypes::int32, dtypes::int64, dtypes::uint8})
     b.add(
         "randint", "ops/creation", dt, "7x13",
         [=](const std::string& d) {
-          return Tensor::randint({7, 13}, 0, 100, 4, d, dt);
+          return Tensor::randint({7, 13}, 0, 100, 4, dt, d);
         },
         1, dt == dtypes::int32);
 }
