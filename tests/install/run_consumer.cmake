@@ -51,6 +51,7 @@ string(STRIP "${step_output}" version)
 step("pkg-config flags" pkg-config --cflags --libs sluice)
 separate_arguments(pc_flags UNIX_COMMAND "${step_output}")
 step("build pkg-config consumer" ${CXX_COMPILER} -std=c++20 ${cxx_flags} -I${CONSUMER_DIR}/shadow
-  "-DEXPECTED_VERSION=\"${version}\"" ${CONSUMER_DIR}/main.cpp ${pc_flags} -o ${WORK_DIR}/app_pkg_config)
+  "-DEXPECTED_VERSION=\"${version}\"" ${CONSUMER_DIR}/main.cpp ${pc_flags} -o ${WORK_DIR}/app_pkg_config
+  -Wl,-rpath,${prefix}/${LIBDIR})  # a shared libsluice outside the loader's path (SLUICE_SHARED=ON)
 step("run pkg-config consumer" ${WORK_DIR}/app_pkg_config)
 file(REMOVE_RECURSE ${WORK_DIR})
