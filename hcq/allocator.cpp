@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hcq/counter.h"
 #include "hcq/device.h"
 #include "hcq/error.h"
 
@@ -108,7 +109,11 @@ void Allocator::copyin(const Buffer& dst, const void* src, uint64_t size, uint64
       << dev_.name() << ": " << size << " bytes at offset " << offset << " do not fit a buffer of "
       << dst.size;
   dev_.timeline().wait(dst.last_use);
+  const bool timed = dev_.profiling();
+  const uint64_t t0 = now_ns();
   raw_copyin(dst.addr + offset, src, size);
+  if (timed)
+    dev_.add_profile({dev_.name(), "transfer", "copy", t0, now_ns(), size, 0, 0, Transfer::HostToDevice});
 }
 
 void Allocator::copyout(void* dst, const Buffer& src, uint64_t size, uint64_t offset) {
@@ -116,7 +121,11 @@ void Allocator::copyout(void* dst, const Buffer& src, uint64_t size, uint64_t of
       << dev_.name() << ": " << size << " bytes at offset " << offset << " do not fit a buffer of "
       << src.size;
   dev_.timeline().wait(src.last_use);
+  const bool timed = dev_.profiling();
+  const uint64_t t0 = now_ns();
   raw_copyout(dst, src.addr + offset, size);
+  if (timed)
+    dev_.add_profile({dev_.name(), "transfer", "copy", t0, now_ns(), size, 0, 0, Transfer::DeviceToHost});
 }
 
 }  // namespace sluice::hcq

@@ -13,6 +13,8 @@
 //   last command that touches the buffer.
 // - copyin/copyout move bytes between host memory and a buffer synchronously. They first wait (default
 //   timeout) until the device timeline reaches the buffer's last_use, so they never race the device.
+//   While the device profiles, each adds a ProfileRecord (queue "transfer", its direction) timed on the
+//   host around the move itself, not the wait.
 //
 // Ownership and threading: the caller owns a Buffer from alloc until free; a Buffer is a plain value
 // (copies name the same memory). Every member is thread-safe. The allocator belongs to its Device; buffers

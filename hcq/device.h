@@ -122,6 +122,7 @@ class Device {
   // timeline_value(). The caller must hold every lock under which it calls next_timeline_value().
   void replace_timeline(const std::string& error);
   void add_profile(ProfileRecord r);
+  friend class Allocator;  // records its copyin/copyout while the device profiles
 
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<Compiler> compiler_;

@@ -48,6 +48,8 @@ class Graph {
   }
 
   uint64_t replay();
+  // What replay() submits: the items in order, a memory barrier between each two (for profile traces).
+  const HwQueue& queue() const { return queue_; }
 
  private:
   HwQueue::Cmd cmd(size_t item, const char* func) const;

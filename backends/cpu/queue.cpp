@@ -168,6 +168,10 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   }
 
   bool execute(const uint64_t* p, uint64_t rp) {
+    // Where the packet sits in its HwQueue (profile records): the ring adds its own packets (padding,
+    // retire), which the submission did not have.
+    at_ = sub_words_;
+    if (pk::op(p[0]) < pk::kFirstBackendOp) sub_words_ += pk::words(p[0]);
     switch (pk::op(p[0])) {
       case pk::Wait: {
         if (failing_) break;
@@ -196,7 +200,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
         if (!failing_) {
           uint64_t t0 = hcq::now_ns();
           std::memcpy(pk::ptr<void>(p[1]), pk::ptr<const void>(p[2]), p[3]);
-          record("copy", t0, p[3]);
+          record("copy", t0, p[3], hcq::Transfer::DeviceToDevice);
         }
         break;
       // A barrier has nothing left to do here: the CP runs commands one after another, and it resumes after
@@ -207,6 +211,12 @@ class Engine final : public std::enable_shared_from_this<Engine> {
         // Even a skipped submission retires: the timeline says "done with", not "succeeded".
         auto& timeline = *pk::ptr<hcq::Signal>(p[1]);
         block_on(timeline, p[2] - 1);
+        for (hcq::ProfileRecord& r : records_) {  // before the timeline says they are done
+          r.submission = p[2];
+          cfg_.profile(std::move(r));
+        }
+        records_.clear();
+        sub_words_ = 0;
         if (!timeline.failed()) timeline.device_write(p[2], hcq::now_ns());
         failing_ = false;
         error_.clear();
@@ -239,7 +249,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     uint64_t expect = token;
     if (!token_.compare_exchange_strong(expect, token - 1)) return false;  // abandoned while it ran
     phase_.store(QueueStatus::Idle);
-    record(e.program->name(), t0, 0);
+    record(e.program->name(), t0, 0, hcq::Transfer::None);
     return true;
   }
 
@@ -253,9 +263,10 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     }
   }
 
-  void record(const std::string& name, uint64_t t0, uint64_t bytes) {
+  // Held until the submission retires, when its timeline value is known.
+  void record(const std::string& name, uint64_t t0, uint64_t bytes, hcq::Transfer transfer) {
     if (cfg_.owner && cfg_.owner->profiling())
-      cfg_.profile({cfg_.device, cfg_.name, name, t0, hcq::now_ns(), bytes});
+      records_.push_back({cfg_.device, cfg_.name, name, t0, hcq::now_ns(), bytes, 0, at_, transfer});
   }
 
   const QueueConfig cfg_;
@@ -279,6 +290,8 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   std::string error_;
   std::vector<void*> bufs_;
   std::vector<int> vars_;
+  uint32_t sub_words_ = 0, at_ = 0;          // words of the submission so far; the current packet's offset
+  std::vector<hcq::ProfileRecord> records_;  // the submission's, until it retires
 
   std::vector<std::unique_ptr<Worker>> workers_;
   Job job_{};

@@ -75,6 +75,8 @@ class WordPool {
 // One submission, from submit to retirement.
 struct Submission {
   uint64_t value = 0;  // its timeline value; 0 for the part before a held wait (advance_held)
+  uint64_t whole = 0;  // for profile records: the timeline value of the submission it is (a part of),
+  size_t base = 0;     // and the word offset of words[0] in that submission's words
   uint64_t submitted_ns = 0;
   std::vector<uint64_t> words;  // its packets, until enqueued
   struct Write {
@@ -90,6 +92,7 @@ struct Submission {
     std::string name;
     uint64_t bytes;
     CUevent start, end;
+    uint32_t at;  // the packet's word offset in the submission
   };
   std::vector<Write> writes;
   std::vector<Stamp> stamps;
@@ -238,7 +241,7 @@ class Device final : public hcq::Device {
     s->submitted_ns = hcq::now_ns();
     s->words.assign(hq.packets().begin(), hq.packets().end());
     std::unique_lock lk(mu_);
-    const uint64_t v = s->value = next_timeline_value();
+    const uint64_t v = s->value = s->whole = next_timeline_value();
     Queue& q = queues_[k];
     if (!fault_.empty()) {
       s->error = fault_;
@@ -311,8 +314,10 @@ class Device final : public hcq::Device {
       if (cut != npos && cut > 0) {
         auto part = std::make_unique<Submission>();
         part->submitted_ns = s.submitted_ns;
+        part->whole = s.whole, part->base = s.base;
         part->words.assign(s.words.begin(), s.words.begin() + ptrdiff_t(cut));
         s.words.erase(s.words.begin(), s.words.begin() + ptrdiff_t(cut));
+        s.base += cut;
         enqueue(k, std::move(part));
         progress = true;
         cut = 0;
@@ -436,13 +441,13 @@ class Device final : public hcq::Device {
           CUevent start = profiling() ? record(q.stream) : nullptr;
           SLUICE_DRV("exec", name(), drv_, launch_kernel, function(*e.program), e.global.x, e.global.y,
                      e.global.z, e.local.x, e.local.y, e.local.z, 0, q.stream, args.params(), nullptr);
-          if (start) s.timed.push_back({e.program->name(), 0, start, record(q.stream)});
+          if (start) s.timed.push_back({e.program->name(), 0, start, record(q.stream), at(s, p)});
           break;
         }
         case pk::Copy: {
           CUevent start = profiling() ? record(q.stream) : nullptr;
           SLUICE_DRV("copy", name(), drv_, memcpy_async, p[1], p[2], p[3], q.stream);
-          if (start) s.timed.push_back({"copy", p[3], start, record(q.stream)});
+          if (start) s.timed.push_back({"copy", p[3], start, record(q.stream), at(s, p)});
           break;
         }
         default: break;  // Barrier: a stream already runs its commands in order
@@ -451,6 +456,10 @@ class Device final : public hcq::Device {
     // A submission that ends in a signal (the usual exec + signal) needs no event of its own.
     s.end_shared = last != nullptr;
     s.end = last ? last : record(q.stream);
+  }
+
+  static uint32_t at(const Submission& s, const uint64_t* packet) {
+    return uint32_t(s.base + size_t(packet - s.words.data()));
   }
 
   // Host-clock time of a completed event of submission s.
@@ -482,7 +491,8 @@ class Device final : public hcq::Device {
       for (auto& st : s.stamps) st.s->device_timestamp(host_ns(st.ev, s));
       for (auto& w : s.writes) w.s->device_write(w.v, host_ns(w.ev, s));
       for (auto& t : s.timed)
-        add_profile({name(), kQueueNames[k], t.name, host_ns(t.start, s), host_ns(t.end, s), t.bytes});
+        add_profile({name(), kQueueNames[k], t.name, host_ns(t.start, s), host_ns(t.end, s), t.bytes, s.whole,
+                     t.at, t.name == "copy" ? hcq::Transfer::DeviceToDevice : hcq::Transfer::None});
     }
     // Now and then the calibration moves to this submission's end, so event times stay small floats.
     CUevent keep = nullptr;

@@ -39,6 +39,7 @@ class Device final : public hcq::Device {
     // while an earlier one is still writing its signals.
     std::lock_guard lk(mu_);
     uint64_t now = hcq::now_ns();
+    const uint64_t v = next_timeline_value();
     auto w = q.packets();
     // A wait on a failed signal skips the rest of the submission and fails its signals (queue.h).
     std::string failure;
@@ -57,15 +58,17 @@ class Device final : public hcq::Device {
         case pk::Timestamp: pk::ptr<hcq::Signal>(w[i + 1])->device_timestamp(now); break;
         case pk::Exec:
           if (profiling())
-            add_profile({name(), queue_name(q), pk::ExecView(&w[i]).program->name(), now, now, 0});
+            add_profile(
+                {name(), queue_name(q), pk::ExecView(&w[i]).program->name(), now, now, 0, v, uint32_t(i)});
           break;
         case pk::Copy:
-          if (profiling()) add_profile({name(), queue_name(q), "copy", now, now, w[i + 3]});
+          if (profiling())
+            add_profile({name(), queue_name(q), "copy", now, now, w[i + 3], v, uint32_t(i),
+                         hcq::Transfer::DeviceToDevice});
           break;
         default: break;  // waits and barriers: everything before them is already complete
       }
     }
-    uint64_t v = next_timeline_value();
     timeline().device_write(v, now);
     return v;
   }

@@ -159,6 +159,8 @@ struct Completion {
   const std::string* name = nullptr;  // the kernel's (programs outlive their commands), or a k*Name above
   uint64_t bytes = 0;                 // copies
   bool profile = false;               // record start/end
+  uint64_t submission = 0;            // profile records: the timeline value, the packet's word offset
+  uint32_t at = 0;
   uint32_t nactions = 0;              // actions[0..n) used; a command rarely takes more than signal + retire
   Action actions[2] = {};
   std::vector<Action> more;  // the rest
@@ -231,6 +233,7 @@ class Engine final : public Queues {
         finish(b);
       } else {
         const Blocked on = b.blocked;
+        b.base = at;
         h.backlog.push_back({std::move(b), {words.begin() + at, words.end()}, 0});
         block(k, on);
       }
@@ -280,6 +283,8 @@ class Engine final : public Queues {
     bool skip = false;       // a wait failed: enqueue no more work, fail the signals
     bool profile = false;    // profile records wanted: every command gets its event
     bool need_event = true;  // the command being recorded needs its event (see run)
+    size_t base = 0;         // where the words run() reads start in the submission (a backlog's: its wait)
+    uint32_t at = 0;         // the packet being recorded: its word offset in the submission
     Blocked blocked;         // the wait run() stopped at
   };
 
@@ -346,6 +351,7 @@ class Engine final : public Queues {
     while (at < words.size()) {
       const uint64_t* p = &words[at];
       const size_t here = at;
+      b.at = uint32_t(b.base + here);
       at += pk::words(p[0]);  // first: a packet that throws is not retried
       // A command needs its event only where a signal or timestamp, or the end, follows: graph replays of
       // many kernels then enqueue without events or callbacks in between.
@@ -415,6 +421,8 @@ class Engine final : public Queues {
     c->name = name;
     c->bytes = bytes;
     c->profile = b.profile;
+    c->submission = b.value;
+    c->at = b.at;
     return c;
   }
 
@@ -596,7 +604,8 @@ class Engine final : public Queues {
     }
     if (c.profile && status >= 0) {
       uint64_t start = std::min(host_time(ev, CL_PROFILING_COMMAND_START, *c.sub), end);
-      cfg_.profile({cfg_.dev->name(), kQueueNames[c.queue], *c.name, start, end, c.bytes});
+      cfg_.profile({cfg_.dev->name(), kQueueNames[c.queue], *c.name, start, end, c.bytes, c.submission, c.at,
+                    c.name == &kCopyName ? hcq::Transfer::DeviceToDevice : hcq::Transfer::None});
     }
     c.each([&](const Completion::Action& a) {
       switch (a.kind) {

@@ -31,6 +31,8 @@ struct Event {
   uint32_t slot;                       // timestamp query (Profile: the start; the end is slot + 1)
   const hcq::Program* program;         // Profile: null for a copy
   std::shared_ptr<std::string> error;  // Fail
+  uint64_t submission = 0;             // Profile: the command's timeline value and packet offset
+  uint32_t at = 0;
 };
 
 struct Segment {
@@ -290,6 +292,7 @@ class VkQueueImpl final : public Queue {
     }
     for (; i < w.size() && !error; i += pk::words(w[i])) {
       const uint64_t* p = &w[i];
+      tv_ = tv, at_ = uint32_t(i);
       try {
         switch (pk::op(p[0])) {
           case pk::Wait: error = wait(*pk::ptr<const hcq::Signal>(p[1]), p[2]); break;
@@ -444,6 +447,7 @@ class VkQueueImpl final : public Queue {
     if (slot == UINT32_MAX) return;
     timestamp(slot + 1, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
     cur_.events.push_back(Event(Event::Profile, nullptr, bytes, slot, p));
+    cur_.events.back().submission = tv_, cur_.events.back().at = at_;
   }
 
   void exec(const pk::ExecView& e) {
@@ -720,7 +724,8 @@ class VkQueueImpl final : public Queue {
         case Event::Profile:
           if (!error)
             cfg_.profile({cfg_.device_name, cfg_.queue_name, e.program ? e.program->name() : "copy",
-                          ns_of(e.slot), ns_of(e.slot + 1), e.value});
+                          ns_of(e.slot), ns_of(e.slot + 1), e.value, e.submission, e.at,
+                          e.program ? hcq::Transfer::None : hcq::Transfer::DeviceToDevice});
           break;
         case Event::Retire: cfg_.retire(e.value, done); break;
       }
@@ -747,6 +752,8 @@ class VkQueueImpl final : public Queue {
   Segment cur_;
   bool first_cmd_ = true;
   uint64_t submitted_ = 0;  // the semaphore value of the last submitted segment
+  uint64_t tv_ = 0;         // the packet being recorded: its submission's timeline value, its offset
+  uint32_t at_ = 0;
 
   std::mutex mu_;  // everything below
   // Each waiter has its own condition variable, so a notification wakes only the thread it is for.

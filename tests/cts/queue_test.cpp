@@ -280,8 +280,13 @@ TEST_P(QueueTest, ProfileRecordsEachExecAndCopy) {
   dev().take_profile();
   dev().set_profiling(true);
   const uint64_t start = hcq::now_ns();
-  HwQueue().exec(*kernels().empty, {}, {1}).copy(b.addr, a.addr, 64).submit(dev());
-  HwQueue(QueueKind::Copy).copy(c.addr, a.addr, 32).submit(dev());  // runs alongside: touches no b
+  HwQueue::Cmd exec, copy, copy2;
+  HwQueue q;
+  q.memory_barrier().exec(*kernels().empty, {}, {1}, {}, &exec).copy(b.addr, a.addr, 64, &copy);
+  const uint64_t v1 = q.submit(dev());
+  HwQueue q2(QueueKind::Copy);
+  q2.memory_barrier().memory_barrier().copy(c.addr, a.addr, 32, &copy2);
+  const uint64_t v2 = q2.submit(dev());  // runs alongside: touches no b
   dev().synchronize();
   const uint64_t end = hcq::now_ns();
   dev().set_profiling(false);
@@ -294,10 +299,37 @@ TEST_P(QueueTest, ProfileRecordsEachExecAndCopy) {
     EXPECT_LE(start, r.start_ns);
     EXPECT_LE(r.start_ns, r.end_ns);
     EXPECT_LE(r.end_ns, end);
+    // Where each came from: its submission's timeline value and its packet's offset in that HwQueue.
+    const bool second = r.queue == "copy:0";
+    EXPECT_EQ(r.submission, second ? v2 : v1) << r.queue << " " << r.name;
+    EXPECT_EQ(r.at, second ? copy2.at : r.name == "copy" ? copy.at : exec.at) << r.queue << " " << r.name;
+    EXPECT_EQ(r.transfer, r.name == "copy" ? hcq::Transfer::DeviceToDevice : hcq::Transfer::None);
   }
   EXPECT_EQ(seen,
             (std::multiset<std::string>{"compute:0 cts_empty 0", "compute:0 copy 64", "copy:0 copy 32"}));
   for (const Buffer& x : {a, b, c}) dev().allocator().free(x);
+}
+
+TEST_P(QueueTest, ProfileRecordsHostTransfers) {
+  Buffer a = dev().allocator().alloc(64);
+  std::vector<std::byte> host(64);
+  dev().take_profile();
+  dev().set_profiling(true);
+  dev().allocator().copyin(a, host.data(), 48);
+  dev().allocator().copyout(host.data(), a, 16, 8);
+  dev().set_profiling(false);
+  auto recs = dev().take_profile();
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].transfer, hcq::Transfer::HostToDevice);
+  EXPECT_EQ(recs[0].bytes, 48u);
+  EXPECT_EQ(recs[1].transfer, hcq::Transfer::DeviceToHost);
+  EXPECT_EQ(recs[1].bytes, 16u);
+  for (const auto& r : recs) {
+    EXPECT_EQ(r.queue, "transfer");
+    EXPECT_EQ(r.submission, 0u);  // not a submitted command
+    EXPECT_LE(r.start_ns, r.end_ns);
+  }
+  dev().allocator().free(a);
 }
 
 CTS_INSTANTIATE(QueueTest);

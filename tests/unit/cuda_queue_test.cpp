@@ -384,6 +384,33 @@ TEST_P(SimulatedGpu, CommandsBeforeAHeldWaitRunAtOnce) {
   EXPECT_FALSE(first->failed());
 }
 
+// Profile records name their submission and packet, also for the part that ran before a held wait.
+TEST_P(SimulatedGpu, ProfileRecordsNameTheirSubmissionAcrossAHeldWait) {
+  hcq::Buffer a = dev_->allocator().alloc(64 * 4), b = dev_->allocator().alloc(64 * 4);
+  auto gate = dev_->new_signal("gate");
+  dev_->set_profiling(true);
+  hcq::HwQueue::Cmd before, after, copy;
+  hcq::HwQueue q;
+  q.exec(*fill_, {{a.addr}, {1}}, {16}, {4}, &before)
+      .wait(*gate, 1)
+      .exec(*fill_, {{b.addr}, {2}}, {16}, {4}, &after)
+      .copy(b.addr, a.addr, 64 * 4, &copy);
+  const uint64_t v = q.submit(*dev_);
+  gate->set(1);
+  dev_->timeline().wait(v, 5s);
+  dev_->set_profiling(false);
+  std::vector<hcq::ProfileRecord> recs = dev_->take_profile();
+  ASSERT_EQ(recs.size(), 3u);
+  for (const auto& r : recs) EXPECT_EQ(r.submission, v) << r.name;
+  EXPECT_EQ(recs[0].at, before.at);
+  EXPECT_EQ(recs[1].at, after.at);
+  EXPECT_EQ(recs[2].at, copy.at);
+  EXPECT_EQ(recs[2].transfer, hcq::Transfer::DeviceToDevice);
+  a.last_use = b.last_use = v;
+  dev_->allocator().free(a);
+  dev_->allocator().free(b);
+}
+
 // A device destroyed while a held wait can never be met: the submission fails, the destructor returns.
 TEST_P(SimulatedGpu, DestroyedWhileAWaitIsHeldFailsItsSubmission) {
   hcq::Signal gate("gate"), out("out"), after("after");
