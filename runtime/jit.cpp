@@ -6,6 +6,7 @@
 #include "hcq/graph.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/profile.h"
 #include "runtime/realize.h"
 
 namespace sluice {
@@ -96,6 +97,7 @@ void Jit::capture(const std::vector<Tensor>& in) {
 }
 
 std::vector<Tensor> Jit::replay(const std::vector<Tensor>& inputs) {
+  const auto t0 = hcq::Clock::now();
   SLUICE_CHECK_IN(ValueError, "jit", inputs.size() == sigs_.size())
       << "captured with " << sigs_.size() << " inputs, called with " << inputs.size();
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -121,10 +123,15 @@ std::vector<Tensor> Jit::replay(const std::vector<Tensor>& inputs) {
       graph_->set_buf(p.item, p.arg, addr);
     }
   }
+  const bool traced = profiling_enabled();
+  if (traced) dev.set_profiling(true);  // profiling may have started after the capture
+  const auto t_submit = hcq::Clock::now();
   const uint64_t done = graph_->replay();
+  if (traced) trace_submit(dev, graph_->queue(), done, t_submit, capture_->item_ops, /*replay=*/true);
   for (auto& m : mem)
     if (m) m->use(done);
   for (auto& m : capture_->memory) m->use(done);
+  if (traced) trace_host_span("jit replay", t0, {{"kernels", int64_t(graph_->size())}});
   return outputs_;
 }
 

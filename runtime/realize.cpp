@@ -95,6 +95,8 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
   }
   const uint64_t inv0 = dev_.compiler().invocations(), hits0 = dev_.compiler().cache_hits();
   rep.codegen_ms += ms_since(t0);
+  if (profiling_enabled() && !pending.empty())
+    trace_host_span("codegen", t0, {{"device", dev_.name()}, {"kernels", int64_t(pending.size())}});
   const auto t1 = std::chrono::steady_clock::now();
   if (!new_sources.empty()) {
     std::vector<hcq::Binary> bins = dev_.compiler().compile_many(new_sources);
@@ -109,6 +111,12 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
   rep.compile_ms += ms_since(t1);
   rep.compiler_invocations += dev_.compiler().invocations() - inv0;
   rep.compiler_cache_hits += dev_.compiler().cache_hits() - hits0;
+  if (profiling_enabled() && !new_sources.empty())
+    trace_host_span("compile", t1,
+                    {{"device", dev_.name()},
+                     {"kernels", int64_t(new_sources.size())},
+                     {"compiler_runs", int64_t(dev_.compiler().invocations() - inv0)},
+                     {"cache_hits", int64_t(dev_.compiler().cache_hits() - hits0)}});
   for (size_t i : pending) {
     const hcq::Program* p = dims[i].first.count() ? programs_.at(source_of.at(items[i]->ast)).get() : nullptr;
     progs[i] = p;
@@ -130,6 +138,15 @@ uint64_t Realizer::execute(const std::vector<const ScheduleItem*>& items, Realiz
   if (capture) capture->device = &dev_;
 
   hcq::HwQueue q;
+  const bool traced = profiling_enabled();
+  std::vector<std::string> q_ops;  // traced: per exec and copy of q, the tensor ops it computes
+  auto submit = [&] {
+    const auto t = std::chrono::steady_clock::now();
+    const uint64_t v = q.submit(dev_);
+    if (traced) trace_submit(dev_, q, v, t, q_ops);
+    q_ops.clear();
+    return v;
+  };
   std::vector<std::shared_ptr<Buffer>> mine;
   auto mem = [&](const UOp& b) {
     std::shared_ptr<Buffer> m = ensure_device_buffer(b, dev_, opt_.guard_bytes);
@@ -150,14 +167,16 @@ uint64_t Realizer::execute(const std::vector<const ScheduleItem*>& items, Realiz
           canonical_device(it.bufs[1].device()) == dev_.name()) {
         std::shared_ptr<Buffer> src = mem(it.bufs[1]);
         if (bytes) q.copy(dst->addr(), src->addr(), bytes);
+        if (traced && bytes) q_ops.push_back(join(it.metadata));
         if (capture && bytes) {
           capture->items.push_back(hcq::GraphCopy{dst->addr(), src->addr(), bytes});
+          capture->item_ops.push_back(join(it.metadata));
           capture->item_bufs.push_back({it.bufs[0], it.bufs[1]});
           capture->item_outputs.push_back(1);
         }
       } else {  // from another device: through the host once its work so far is done (copyout waits)
         if (!q.empty()) {
-          const uint64_t v = q.submit(dev_);
+          const uint64_t v = submit();
           for (auto& m : mine) m->use(v);
           q = hcq::HwQueue();
         }
@@ -176,14 +195,16 @@ uint64_t Realizer::execute(const std::vector<const ScheduleItem*>& items, Realiz
     written();
     if (!progs[i]) continue;
     q.exec(*progs[i], args, dims[i].first, dims[i].second);
+    if (traced) q_ops.push_back(join(it.metadata));
     if (capture) {
       capture->items.push_back(hcq::GraphExec{progs[i], args, dims[i].first, dims[i].second});
+      capture->item_ops.push_back(join(it.metadata));
       capture->item_bufs.push_back(it.bufs);
       capture->item_outputs.push_back(uint32_t(outputs_of(it)));
     }
   }
   uint64_t done = 0;
-  if (!q.empty()) done = q.submit(dev_);
+  if (!q.empty()) done = submit();
   for (auto& m : mine) {
     if (done) m->use(done);
     used.push_back(m);
@@ -199,6 +220,7 @@ std::vector<UOp> Realizer::realize(const std::vector<Tensor>& tensors, RealizeRe
   const auto t0 = std::chrono::steady_clock::now();
   Schedule s = schedule(outputs);
   const double schedule_ms = ms_since(t0);
+  if (profiling_enabled()) trace_host_span("schedule", t0, {{"items", int64_t(s.items.size())}});
   if (opt_.edit_schedule) options().edit_schedule(s);
   run_schedule(s, report, capture);
   if (report) report->schedule_ms = schedule_ms;

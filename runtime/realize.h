@@ -73,6 +73,7 @@ struct Capture {
   std::vector<hcq::GraphItem> items;
   std::vector<std::vector<UOp>> item_bufs;      // per item: the BUFFER of each address (copies: dst, src)
   std::vector<uint32_t> item_outputs;           // per item: how many of its first addresses it writes
+  std::vector<std::string> item_ops;            // per item: the tensor ops it computes (profile traces)
   std::vector<std::shared_ptr<Buffer>> memory;  // every buffer used, kept alive with the capture
   std::vector<std::unique_ptr<hcq::Program>> programs;  // a loaded plan's own (a realize's: its Realizer's)
   bool ok = true;
