@@ -297,6 +297,21 @@ TEST(Cli, ProfileWritesATraceWithOneTrackPerQueue) {
   EXPECT_NE(sluice("profile").code, 0);  // no command
 }
 
+// A command that realizes tensors: the summary counts the runtime's host spans and the arrows from its
+// submits to the kernels they ran.
+TEST(Cli, ProfileSummarizesHostSpansAndArrows) {
+  const fs::path trace =
+      fs::temp_directory_path() / ("sluice_cli_host_" + std::to_string(getpid()) + ".json");
+  Proc r = sluice("profile -o " + trace.string() +
+                  " --json -- conformance --device CPU --filter ops/neg/float32/7");
+  fs::remove(trace);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  json j = parse(r);
+  for (const char* phase : {"schedule", "codegen", "compile", "submit"})
+    EXPECT_GE(j.at("host_spans").value(phase, 0), 1) << phase << ": " << j;
+  EXPECT_GE(j.at("flows").get<int>(), 1) << j;
+}
+
 // ---- sluice run and the ONNX suite (need Debian's libonnx-testdata for a model made elsewhere)
 
 const char* kOnnxData = "/usr/share/libonnx-testdata/data";

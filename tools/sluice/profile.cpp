@@ -1,7 +1,8 @@
 // `sluice profile -- <command and args>`: runs the command with $SLUICE_PROFILE set to the trace file,
 // then checks that a Perfetto-loadable trace was written (Chrome trace-event JSON with at least one
-// track and one slice) and summarizes it. A command that is one of sluice's own subcommands
-// (`sluice profile -- latency --quick`) runs this executable.
+// track and one kernel or copy slice) and summarizes it: slices per device queue, the host's spans per
+// phase (schedule, codegen, compile, submit, jit replay) and the submit -> execution arrows. A command
+// that is one of sluice's own subcommands (`sluice profile -- latency --quick`) runs this executable.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,7 +66,8 @@ int run(Options o) {
   const int code = run_child(o.command, trace, o.stdout_to_stderr || o.json);
   std::string problem;
   nlohmann::json summary = {{"trace", trace}, {"command_exit_code", code}};
-  std::map<std::string, size_t> slices_per_track;
+  std::map<std::string, size_t> slices_per_track, host_spans;
+  size_t flows = 0;
   std::ifstream in(trace);
   if (!in) {
     problem = "the command wrote no trace to " + trace;
@@ -77,13 +79,17 @@ int run(Options o) {
       for (const auto& e : ev)
         if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name")
           names[{e.value("pid", int64_t(0)), e.value("tid", int64_t(0))}] = e["args"].value("name", "");
-      for (const auto& e : ev)
-        if (e.value("ph", "") == "X") {
+      for (const auto& e : ev) {
+        flows += e.value("ph", "") == "s";
+        if (e.value("ph", "") == "X" && e.value("cat", "") == "host") {
+          host_spans[e.value("name", "")]++;
+        } else if (e.value("ph", "") == "X") {
           auto key = std::make_pair(e.value("pid", int64_t(0)), e.value("tid", int64_t(0)));
           std::string track =
               names.count(key) ? names[key] : std::to_string(key.first) + "/" + std::to_string(key.second);
           slices_per_track[std::to_string(key.first) + ":" + track]++;
         }
+      }
       if (slices_per_track.empty()) problem = "the trace holds no kernel or copy slices";
     } catch (const std::exception& e) {
       problem = std::string("the trace is not trace-event JSON: ") + e.what();
@@ -93,12 +99,16 @@ int run(Options o) {
   for (auto& [k, n] : slices_per_track) slices += n;
   summary["tracks"] = slices_per_track;
   summary["slices"] = slices;
+  summary["host_spans"] = host_spans;
+  summary["flows"] = flows;
   if (!problem.empty()) summary["error"] = problem;
   if (o.json) {
     std::cout << summary.dump(2) << "\n";
   } else {
     std::printf("trace %s: %zu slices on %zu tracks\n", trace.c_str(), slices, slices_per_track.size());
     for (auto& [track, n] : slices_per_track) std::printf("  %-40s %6zu slices\n", track.c_str(), n);
+    for (auto& [name, n] : host_spans) std::printf("  host %-35s %6zu spans\n", name.c_str(), n);
+    if (flows) std::printf("  %zu arrows from a submit to the work it ran\n", flows);
   }
   if (code != 0) {
     std::fprintf(stderr, "sluice profile: error: the command exited with %d\n", code);
@@ -128,9 +138,13 @@ void add_profile_command(CLI::App& app, int& exit_code) {
       "  sluice profile -- ./my_app --its-args\n"
       "The command runs with $SLUICE_PROFILE set to the trace file; the runtime\n"
       "writes Chrome trace-event JSON at exit (open it in ui.perfetto.dev): one\n"
-      "track per device queue, one slice per kernel or copy. The summary counts\n"
-      "the slices per track. The command's stdout stays on stdout, except under\n"
-      "--json or --stdout-to-stderr.\n" +
+      "track per device queue, one slice per kernel (args: tensor ops, launch\n"
+      "sizes) or copy (args: direction, bytes); a host track per thread with the\n"
+      "runtime's schedule, codegen, compile, submit and jit replay spans; an\n"
+      "arrow from each submit to the work it ran (JIT replays: args.replay).\n"
+      "The summary counts the slices per track, the host spans and arrows.\n"
+      "The command's stdout stays on stdout, except under --json or\n"
+      "--stdout-to-stderr.\n" +
       exit_codes_help("the command wrote no usable trace; a command that fails passes its own exit code on"));
   cmd->callback([&exit_code] { exit_code = run(o); });
 }
