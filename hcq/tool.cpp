@@ -6,9 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <set>
 
 #include "hcq/error.h"
 
@@ -18,8 +22,33 @@ namespace sluice::hcq {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Directories of `prefix` left by processes that died without removing them (a compile killed by SIGKILL):
+// the name carries the owner's pid, and one whose owner no longer exists is removed. Once per prefix and
+// process, so a long-running process does not scan the temporary directory on every compile.
+void remove_stale(const std::string& prefix) {
+  static std::mutex mu;
+  static std::set<std::string> done;
+  {
+    std::lock_guard lock(mu);
+    if (!done.insert(prefix).second) return;
+  }
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::temp_directory_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix + "-", 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size() + 1, nullptr, 10);
+    if (pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+  }
+}
+
+}  // namespace
+
 TempDir::TempDir(const std::string& prefix) {
-  std::string tmpl = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  remove_stale(prefix);
+  std::string tmpl =
+      (fs::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (!::mkdtemp(tmpl.data()))
     SLUICE_FAIL(CompileError, "compile")
         << "cannot create a directory under " << fs::temp_directory_path() << ": " << std::strerror(errno);

@@ -9,7 +9,8 @@
 
 namespace sluice::hcq {
 
-// A fresh directory under the system's temporary directory ("<prefix>-XXXXXX"), removed when it goes.
+// A fresh directory under the system's temporary directory ("<prefix>-<pid>-XXXXXX"), removed when it
+// goes; the first of a prefix in a process also removes those whose process has died (killed mid-compile).
 class TempDir {
  public:
   explicit TempDir(const std::string& prefix);

@@ -134,11 +134,16 @@ UOp Tensor::dense_buffer() const {
   return u->op() == Op::Buffer && u->arg_as<int64_t>() == numel() ? *u : UOp();
 }
 
-void Tensor::read_into(const char* fn, DType want, const char* type_name, void* out) {
+void Tensor::check_read(const char* fn, DType want, const char* type_name) const {
   const DType dt = dtype();
   const bool half_as_float = want == dtypes::float32 && (dt == dtypes::float16 || dt == dtypes::bfloat16);
   SLUICE_CHECK_IN(DTypeError, fn, dt == want || half_as_float)
       << "tensor is " << dt.name() << ", asked for " << type_name;
+}
+
+void Tensor::read_into(const char* fn, DType want, void* out) {
+  const DType dt = dtype();
+  const bool half_as_float = want == dtypes::float32 && (dt == dtypes::float16 || dt == dtypes::bfloat16);
   realize();
   // A dense realized form is its buffer's bytes; any other view is evaluated over the buffer on the host.
   const UOp b = dense_buffer();
@@ -175,6 +180,12 @@ namespace detail {
 void check_shape(const char* op, const Shape& shape) {
   SLUICE_CHECK_IN(ShapeError, op, std::all_of(shape.begin(), shape.end(), [](int64_t s) { return s >= 0; }))
       << "negative size in shape " << tuple_str(shape);
+  // Elements (and their bytes, up to 8 each) must fit int64: kernels and allocators count in it.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return;
+  int64_t n = 1;
+  for (int64_t s : shape)
+    SLUICE_CHECK_IN(ShapeError, op, !__builtin_mul_overflow(n, s, &n) && n <= (int64_t(1) << 60))
+        << "shape " << tuple_str(shape) << " has more than 2^60 elements";
 }
 
 int64_t resolve_axis(const char* op, int64_t axis, int64_t ndim) {

@@ -457,19 +457,21 @@ class Tensor {
   }
   template <class T>
   std::vector<T> read(const char* fn) {
+    check_read(fn, host_dtype<T>(), host_type_name<T>());  // before allocating: a wrong type costs nothing
     std::vector<T> out(static_cast<size_t>(numel()));
     if constexpr (std::is_same_v<T, bool>) {  // vector<bool> packs bits; a bool buffer is 0/1 bytes
       std::vector<uint8_t> bytes(out.size());
-      read_into(fn, host_dtype<T>(), host_type_name<T>(), bytes.data());
+      read_into(fn, host_dtype<T>(), bytes.data());
       for (size_t k = 0; k < out.size(); k++) out[k] = bytes[k] != 0;
     } else {
-      read_into(fn, host_dtype<T>(), host_type_name<T>(), out.data());
+      read_into(fn, host_dtype<T>(), out.data());
     }
     return out;
   }
-  // Realizes, checks the dtype against `want` (the host type `type_name`'s) and writes numel() elements
-  // of `want` to `out`.
-  void read_into(const char* fn, DType want, const char* type_name, void* out);
+  // DTypeError unless this dtype is `want` (the host type `type_name`'s; float16 and bfloat16 read as float).
+  void check_read(const char* fn, DType want, const char* type_name) const;
+  // Realizes and writes numel() elements of `want` (checked) to `out`.
+  void read_into(const char* fn, DType want, void* out);
   void check_item() const;
   // n elements of `dtype`, native layout, copied into a new buffer.
   static Tensor from_bytes(const void* data, DType dtype, int64_t n, const Shape& shape,

@@ -31,6 +31,7 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
         << "cannot reshape " << tuple_str(shape()) << " to " << tuple_str(new_shape);
     *infer = numel() / known;
   }
+  detail::check_shape("reshape", s);
   return Tensor(uop_.reshape(s), device_);
 }
 
@@ -102,6 +103,7 @@ Tensor Tensor::expand(const Shape& new_shape) const {
   size_t lead = s.size() - shape().size();
   for (size_t i = lead; i < s.size(); i++)
     if (s[i] == -1) s[i] = shape()[i - lead];
+  detail::check_shape("expand", s);
   return detail::broadcast_to("expand", *this, s);
 }
 
@@ -207,7 +209,11 @@ Tensor Tensor::slice(const std::vector<Slice>& slices) const {
     };
     int64_t start = norm(sl.start, sl.step > 0 ? lower : upper),
             stop = norm(sl.stop, sl.step > 0 ? upper : lower);
-    int64_t step = std::abs(sl.step), span = sl.step > 0 ? stop - start : start - stop;
+    // A step as long as the axis takes at most one element, as any longer one does: clamping it keeps
+    // |INT64_MIN| and the padding below (count * step) from overflowing.
+    const int64_t longest = std::max<int64_t>(n, 1);
+    int64_t step = sl.step == INT64_MIN || std::abs(sl.step) > longest ? longest : std::abs(sl.step),
+            span = sl.step > 0 ? stop - start : start - stop;
     int64_t count = span > 0 ? (span - 1) / step + 1 : 0;
     int64_t first = sl.step > 0 ? start : start - (count - 1) * step;  // lowest index taken
     window.push_back(count ? std::pair{first, first + (count - 1) * step + 1}

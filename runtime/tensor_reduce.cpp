@@ -80,13 +80,23 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   if (!axis) return flatten().argmax(0);
   auto a = detail::resolve_axis("argmax", *axis, ndim());
   int64_t n = shape()[size_t(a)];
+  SLUICE_CHECK_IN(ValueError, "argmax", n > 0)
+      << "axis " << *axis << " of shape " << tuple_str(shape()) << " is empty: it has no largest element";
   // Built at the full shape, so the ramp is not a separate kernel read through an expand.
   Tensor countdown = n - detail::index_ramp(shape(), a, dtypes::int32, device_);
   Tensor weighted = eq(max({a}, true)).where(countdown, 0);
-  return (n - weighted.max({a}, keepdim)).cast(dtypes::int32);
+  if (!dtype().is_float()) return (n - weighted.max({a}, keepdim)).cast(dtypes::int32);
+  // A NaN counts as the largest (as in the reference design and numpy): the first NaN, whatever the
+  // device's max does with NaN. NaNs weigh n more than any other element.
+  Tensor w = ne(*this).where(countdown + n, weighted).max({a}, keepdim);
+  return (w > n).where(2 * n - w, n - w).cast(dtypes::int32);
 }
 Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
   OpScope scope("argmin");
+  if (!axis) return flatten().argmin(0);
+  const int64_t a = detail::resolve_axis("argmin", *axis, ndim());
+  SLUICE_CHECK_IN(ValueError, "argmin", shape()[size_t(a)] > 0)
+      << "axis " << *axis << " of shape " << tuple_str(shape()) << " is empty: it has no smallest element";
   return detail::inverse(*this).argmax(axis, keepdim);
 }
 

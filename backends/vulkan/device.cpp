@@ -501,9 +501,10 @@ std::unique_ptr<hcq::Device> open_device(int ordinal) {
   if (devs.empty())
     SLUICE_FAIL(DeviceError, "open_device")
         << "VULKAN is absent: no Vulkan 1.2 device with a compute queue and timeline semaphores";
-  SLUICE_CHECK_AS(DeviceError, ordinal >= 0) << "VULKAN ordinal " << ordinal << " is negative";
+  SLUICE_CHECK_IN(DeviceError, "open_device", ordinal >= 0 && size_t(ordinal) < devs.size())
+      << "no Vulkan device " << ordinal << ": " << devs.size() << " present";
   return std::make_unique<Device>(ordinal == 0 ? "VULKAN" : "VULKAN:" + std::to_string(ordinal), *inst,
-                                  devs[size_t(ordinal) % devs.size()]);
+                                  devs[size_t(ordinal)]);
 }
 
 render::Target target(const hcq::Device& dev) {

@@ -191,8 +191,11 @@ void check_flip(const Shape& shape, const Shape& axes) {
 }
 
 int64_t prod(std::span<const int64_t> v) {
+  if (std::find(v.begin(), v.end(), 0) != v.end()) return 0;
   int64_t p = 1;
-  for (int64_t x : v) p *= x;
+  for (int64_t x : v)
+    SLUICE_CHECK_IN(ShapeError, "shape", !__builtin_mul_overflow(p, x, &p))
+        << "the sizes of " << tuple_str(Shape(v.begin(), v.end())) << " multiply past 2^63";
   return p;
 }
 

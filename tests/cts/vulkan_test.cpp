@@ -32,6 +32,18 @@ std::unique_ptr<hcq::Device> open_vulkan(std::string* why) {
   return why->empty() ? vulkan::open_device(0) : nullptr;
 }
 
+// An ordinal past the devices present is an error (it used to open device 0 silently), as on CL.
+TEST(VULKAN, OrdinalPastTheDevicesIsAnError) {
+  std::string why;
+  if (!open_vulkan(&why)) GTEST_SKIP() << "VULKAN is absent: " << why;
+  try {
+    vulkan::open_device(7);
+    ADD_FAILURE() << "VULKAN:7 opened";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("[open_device] no Vulkan device 7: "), std::string::npos) << e.what();
+  }
+}
+
 TEST(VULKAN, GraphReplaysInFlightWithPatchedBuffersVariablesAndSizes) {
   std::string why;
   std::unique_ptr<hcq::Device> dev = open_vulkan(&why);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -241,6 +242,12 @@ std::vector<OpCase> cases() {
             }),
       loose("cumsum", [](const In& d) { return d.a.cumsum(1); }),
       {"argmax", [](const In& d) { return d.a.argmax(1); }},
+      {"argmax_nan",  // the first NaN is the largest, whatever the device's max does with NaN
+       [](const In& d) {
+         const float nan = std::numeric_limits<float>::quiet_NaN();
+         Tensor x = Tensor::from({1.f, nan, 3.f, nan, 2.f, 0.f, 5.f, -1.f, 2.f}, {3, 3}, d.dev);
+         return sluice::stack({x.argmax(1), x.argmin(1), x.argmax(0)});
+       }},
       {"arange", [](const In& d) { return Tensor::arange(0, 10, 3, std::nullopt, d.dev) * 2; }},
       {"arange_float", [](const In& d) { return Tensor::arange(0.5, 4, 0.25, std::nullopt, d.dev); }},
       loose("rand",

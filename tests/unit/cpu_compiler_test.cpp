@@ -2,6 +2,7 @@
 // our ELF loader (backends/cpu/elf.h), its functions called directly; and compile_many's parallel split.
 #include <elf.h>
 #include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "backends/cpu/elf.h"
 #include "gtest/gtest.h"
 #include "hcq/error.h"
+#include "hcq/tool.h"
 
 namespace sluice::cpu {
 namespace {
@@ -205,6 +207,24 @@ TEST_F(CpuCompiler, ACompileErrorInOneUnitCarriesItsDiagnostics) {
     EXPECT_EQ(m.rfind("[compile] ", 0), 0u) << m;
     EXPECT_NE(m.find("error"), std::string::npos) << m;
   }
+}
+
+// A compile killed with SIGKILL leaves its scratch directory behind; the next process's first compile
+// removes it (its owner's pid is gone) and keeps those of live processes.
+TEST(TempDirs, StaleOnesOfDeadProcessesAreRemoved) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  const fs::path tmp = fs::temp_directory_path();
+  const fs::path stale = tmp / ("sluice-staletest-" + std::to_string(child) + "-abc123");
+  const fs::path live = tmp / ("sluice-staletest-" + std::to_string(::getppid()) + "-def456");
+  fs::create_directories(stale / "sub");
+  fs::create_directories(live);
+  { hcq::TempDir fresh("sluice-staletest"); EXPECT_TRUE(fs::is_directory(fresh.path())); }
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+  fs::remove_all(live);
 }
 
 }  // namespace

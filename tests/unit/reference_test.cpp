@@ -388,6 +388,22 @@ TEST(EvalTensorReduce, AnyAll) {
   EXPECT_TRUE(ints(reference(i32({0, 0}).any()), d::bool_, {}, {0}));
 }
 
+TEST(EvalTensorReduce, ArgmaxArgminTakeTheFirstNanAndRefuseEmptyAxes) {
+  const double nan = std::nan("");
+  EXPECT_TRUE(ints(reference(f64({1, nan, 3, nan}).argmax()), d::int32, {}, {1}));
+  EXPECT_TRUE(ints(reference(f64({1, nan, 3, nan}).argmin()), d::int32, {}, {1}));
+  Tensor y = f64({1, 2, 3, 5, nan, 0}, {2, 3});
+  EXPECT_TRUE(ints(reference(y.argmax(1)), d::int32, {2}, {2, 1}));
+  EXPECT_TRUE(ints(reference(y.argmin(0)), d::int32, {3}, {0, 1, 1}));
+  try {
+    Tensor::zeros({0}, d::float32, "CPU").argmax();
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "[argmax] axis 0 of shape (0,) is empty: it has no largest element");
+  }
+  EXPECT_THROW(Tensor::zeros({2, 0}, d::float32, "CPU").argmin(1), ValueError);
+}
+
 TEST(EvalTensorReduce, ArgmaxArgminTakeTheFirst) {
   Tensor x = f64({1, 3, 3, 5, 0, 5}, {2, 3});
   EXPECT_TRUE(ints(reference(x.argmax(1)), d::int32, {2}, {1, 0}));

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
+#include "base/error.h"
 #include "runtime/reference.h"
 #include "tests/unit/host_array_expect.h"
 
@@ -136,6 +138,21 @@ TEST(TensorValue, SlicesWithSteps) {
   EXPECT_TRUE(floats(reference(iota({3, 4}).slice({{std::nullopt, std::nullopt, 2}, {-1, std::nullopt, -2}})),
                      d::float64, {2, 2}, {3, 1, 11, 9}));
   EXPECT_TRUE(floats(reference(iota({3, 4})[-1]), d::float64, {4}, {8, 9, 10, 11}));
+  // Steps longer than the axis take one element, up to the extremes of int64 (Python's answers).
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(floats(reference(r.slice({{std::nullopt, std::nullopt, kMax}})), d::float64, {1}, {0}));
+  EXPECT_TRUE(floats(reference(r.slice({{std::nullopt, std::nullopt, kMin}})), d::float64, {1}, {9}));
+  EXPECT_TRUE(floats(reference(r.slice({{kMin, kMax, 11}})), d::float64, {1}, {0}));
+  EXPECT_TRUE(floats(reference(r.slice({{kMax, kMin, -12}})), d::float64, {1}, {9}));
+}
+
+// The widest range randint takes is 2^32; a wider one (up to the whole of int64) is a clear error.
+TEST(TensorValue, RandintRangeLimits) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_THROW(Tensor::randint({4}, kMin, kMax, 0, d::int64, "CPU"), ValueError);
+  EXPECT_THROW(Tensor::randint({4}, -1, kMax, 0, d::int64, "CPU"), ValueError);
+  auto r = reference(Tensor::randint({256}, -(int64_t(1) << 31), int64_t(1) << 31, 3, d::int64, "CPU"));
+  EXPECT_EQ(r.i.size(), 256u);
 }
 
 TEST(TensorValue, PadModes) {
