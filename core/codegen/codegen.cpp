@@ -14,11 +14,29 @@
 namespace sluice::codegen {
 namespace {
 
-std::string kernel_name(const Analysis& a) {
-  std::string name = a.reduce_axes.empty() ? "E" : "r";
+// The reference design's name: "E_" (elementwise) or "r_" (reduction), then the pieces of the iteration
+// shape, axis by axis, outer piece first. It colours a piece by its kind; a name has no colours, so a
+// letter marks the pieces optimization actions made (l LOCAL, g GROUP, u UPCAST, r UNROLL): without
+// actions "E_256_256", with UPCAST 4 on the last axis "E_256_64_4u".
+std::string kernel_name(const Plan& p) {
+  std::vector<Piece> pieces = p.pieces;
+  std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+    return a.axis != b.axis ? a.axis < b.axis : a.stride > b.stride;
+  });
+  std::string name = std::find(p.reduced.begin(), p.reduced.end(), true) == p.reduced.end() ? "E" : "r";
   bool any = false;
-  for (int64_t s : a.full_shape)
-    if (s != 1) name += "_" + std::to_string(s), any = true;
+  for (const Piece& c : pieces) {
+    if (c.size == 1) continue;
+    name += "_" + std::to_string(c.size), any = true;
+    switch (c.kind) {
+      case AxisKind::Local: name += 'l'; break;
+      case AxisKind::GroupReduce: name += 'g'; break;
+      case AxisKind::Upcast: name += 'u'; break;
+      case AxisKind::Unroll: name += 'r'; break;
+      case AxisKind::Global:
+      case AxisKind::Loop: break;
+    }
+  }
   return any ? name : name + "_1";
 }
 
@@ -30,7 +48,7 @@ bool noopt() {
 Kernel build(const UOp& ast, const DeviceCaps& caps, const std::vector<Opt>* opts) {
   const Analysis a = analyze(ast);
   Plan plan = make_plan(ast, a.full_shape, a.reduce_axes);
-  plan.ast_name = kernel_name(a);
+  plan.ast_name = kernel_name(plan);  // messages name the kernel as the AST makes it
   if (opts) {
     for (const Opt& o : *opts) apply_opt(plan, o, caps);
   } else if (!noopt()) {
@@ -39,7 +57,7 @@ Kernel build(const UOp& ast, const DeviceCaps& caps, const std::vector<Opt>* opt
   fit_loop_limit(plan, caps);
   Lowered l = lower(ast, plan, caps);
   Kernel k;
-  k.name = plan.ast_name;
+  k.name = kernel_name(plan);
   k.full_shape = a.full_shape;
   k.output_shape = a.output_shape;
   k.opts = plan.applied;

@@ -12,10 +12,11 @@ namespace sluice::codegen {
 
 // The kernel of a compute AST (SINK of STOREs) with the heuristic's actions for caps (none when the
 // environment sets SLUICE_NOOPT=1). Its name follows the reference design: "E_" for elementwise kernels,
-// "r_" for reductions, then the sizes of its full shape ("E_4_4", "r_64_128"); names are unique only per
-// call: see KernelNamer. Throws Error `[lower] ...` for a COPY or a bad AST, and Error `[make_kernel] ...`
-// naming the kernel, the limit and the value when the kernel exceeds a device limit (buffers, local
-// memory, work-group size).
+// "r_" for reductions, then the sizes of its full shape ("E_4_4", "r_64_128"), split as the optimization
+// actions split it, each piece an action made marked by a letter (l LOCAL, g GROUP, u UPCAST, r UNROLL:
+// "E_4_2_2u"); names are unique only per call: see KernelNamer. Throws Error `[lower] ...` for a COPY or a
+// bad AST, and Error `[make_kernel] ...` naming the kernel, the limit and the value when the kernel exceeds
+// a device limit (buffers, local memory, work-group size).
 Kernel make_kernel(const UOp& ast, const DeviceCaps& caps = {});
 // The same with exactly the given actions, applied in order; an invalid one throws OptError (opts.h).
 Kernel make_kernel(const UOp& ast, const DeviceCaps& caps, const std::vector<Opt>& opts);

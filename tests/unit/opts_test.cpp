@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "core/codegen/codegen.h"
+#include "core/codegen/estimate.h"
 #include "core/codegen/opts.h"
 #include "core/schedule/schedule.h"
 #include "hcq/device.h"
@@ -327,6 +328,34 @@ TEST(Opts, LocalAndGroupRunOnOpenCL) {
     SCOPED_TRACE(k.name);
     EXPECT_GT(k.local_size[0], 1u);
     expect_matches(t, run_on(*dev, *r, it, k), 1e-3);
+  }
+}
+
+// The reference design colours the pieces of a kernel's name by kind; here a letter marks each piece an
+// action made, so the name changes when opts are applied.
+TEST(Opts, KernelNameShowsHowActionsSplitTheShape) {
+  const UOp add = item_of(randf({256, 256}, 20) + randf({256, 256}, 21)).ast;
+  EXPECT_EQ(make_kernel(add, {}, {}).name, "E_256_256");
+  EXPECT_EQ(make_kernel(add, {}, {{O::Upcast, 1, 4}}).name, "E_256_64_4u");
+  EXPECT_EQ(make_kernel(add, {}, {{O::Upcast, 0, 2}, {O::Upcast, 1, 4}}).name, "E_128_2u_64_4u");
+  EXPECT_EQ(make_kernel(item_of(sum_rows()).ast, {}, {{O::Unroll, 1, 4}}).name, "r_64_32_4r");
+  EXPECT_EQ(make_kernel(item_of(sum_rows()).ast, gpu_caps(), {{O::Local, 0, 16}, {O::Group, 1, 8}}).name,
+            "r_4_16l_16_8g");  // GROUP splits off the inner part
+}
+
+// SLUICE_DEBUG's GFLOP/s and GB/s (estimate.h): the data path's ALU ops, not index arithmetic, however the
+// kernel is unrolled; every buffer once.
+TEST(Opts, EstimateCountsDataPathFlopsAndEachBufferOnce) {
+  const UOp add = item_of(randf({256, 256}, 22) + randf({256, 256}, 23)).ast;
+  for (const std::vector<Opt>& opts : {std::vector<Opt>{}, std::vector<Opt>{{O::Upcast, 1, 4}}}) {
+    const Estimate e = estimate(make_kernel(add, {}, opts));
+    EXPECT_EQ(e.flops, 65536u);
+    EXPECT_EQ(e.bytes, 3u * 65536 * 4);
+  }
+  for (const std::vector<Opt>& opts : {std::vector<Opt>{}, std::vector<Opt>{{O::Unroll, 1, 4}}}) {
+    const Estimate e = estimate(make_kernel(item_of(sum_rows()).ast, {}, opts));
+    EXPECT_EQ(e.flops, 64u * 128);
+    EXPECT_EQ(e.bytes, (64u * 128 + 64) * 4);
   }
 }
 
