@@ -23,20 +23,25 @@ Buffer Allocator::alloc(uint64_t size) {
         entries.erase(e);
         if (entries.empty()) by_size_.erase(it);
         cached_bytes_ -= size;
+        in_use_ += size;
         return b;
       }
     }
   }
+  uint64_t addr = 0;
   try {
-    return Buffer{raw_alloc(size), size, 0};
+    addr = raw_alloc(size);
   } catch (const Error&) {
     trim();  // out of memory: what the cache holds may be enough
-    return Buffer{raw_alloc(size), size, 0};
+    addr = raw_alloc(size);
   }
+  in_use_ += size;
+  return Buffer{addr, size, 0};
 }
 
 void Allocator::free(const Buffer& b) {
   if (b.size == 0) return;
+  in_use_ -= b.size;
   std::vector<Buffer> out;
   {
     std::lock_guard lk(mu_);
@@ -83,6 +88,8 @@ void Allocator::release_cache() {
   by_size_.clear();
   cached_bytes_ = 0;
 }
+
+uint64_t Allocator::in_use_bytes() const { return in_use_.load(); }
 
 uint64_t Allocator::cached_bytes() const {
   std::lock_guard lk(mu_);

@@ -19,6 +19,7 @@
 // Ownership and threading: the caller owns a Buffer from alloc until free; a Buffer is a plain value
 // (copies name the same memory). Every member is thread-safe. The allocator belongs to its Device; buffers
 // still cached when the device is destroyed are released then, buffers never freed are leaked.
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <mutex>
@@ -51,7 +52,8 @@ class Allocator {
   void copyin(const Buffer& dst, const void* src, uint64_t size, uint64_t offset = 0);
   void copyout(void* dst, const Buffer& src, uint64_t size, uint64_t offset = 0);
 
-  void trim();  // releases every cached buffer the device is done with
+  void trim();                    // releases every cached buffer the device is done with
+  uint64_t in_use_bytes() const;  // handed out by alloc and not freed yet (SLUICE_DEBUG's memory in use)
   uint64_t cached_bytes() const;
   uint64_t cache_limit() const;
   void set_cache_limit(uint64_t bytes);  // trims down to the new limit
@@ -76,6 +78,7 @@ class Allocator {
   std::list<Buffer> lru_;                                     // cached, freed longest ago first
   std::unordered_map<uint64_t, std::vector<Entry>> by_size_;  // the same entries, per size, in lru_ order
   uint64_t cached_bytes_ = 0, limit_ = kDefaultCacheLimit;
+  std::atomic<uint64_t> in_use_{0};
 };
 
 }  // namespace sluice::hcq

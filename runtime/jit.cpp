@@ -1,10 +1,15 @@
 #include "runtime/jit.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
+#include "base/debug.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "hcq/graph.h"
 #include "runtime/buffer.h"
+#include "runtime/debug_report.h"
 #include "runtime/device.h"
 #include "runtime/profile.h"
 #include "runtime/realize.h"
@@ -32,6 +37,23 @@ UOp input_buffer(Tensor& t) {
   }
   SLUICE_ASSERT(b);
   return b;
+}
+
+// SLUICE_DEBUG's lines for one replay (runtime/debug_report.h): it waits for the replay to finish.
+void report_replay(hcq::Device& dev, std::chrono::steady_clock::time_point start,
+                   const std::vector<RealizeReport::KernelRun>& kernels,
+                   const std::vector<hcq::GraphItem>& items) {
+  dev.synchronize();
+  const double wall_ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  std::vector<hcq::ProfileRecord> recs = dev.take_profile();
+  const double dev_ns = report_kernel_runs("replay", recs, kernels, {&dev});
+  const size_t copies = size_t(std::count_if(items.begin(), items.end(), [](const hcq::GraphItem& i) {
+    return std::holds_alternative<hcq::GraphCopy>(i);
+  }));
+  log_printf(LogLevel::Info, "jit replay: %zu kernels, %zu copies, device %s, wall %s", items.size() - copies,
+             copies, duration_str(dev_ns).c_str(), duration_str(wall_ns).c_str());
+  if (profiling_enabled()) record_profile(std::move(recs));
 }
 
 }  // namespace
@@ -93,6 +115,7 @@ void Jit::capture(const std::vector<Tensor>& in) {
       for (size_t k = 0; k < in_bufs.size(); ++k)
         if (in_bufs[k] && cap->item_bufs[item][a] == in_bufs[k]) patches_.push_back({item, a, k});
   graph_ = std::make_unique<hcq::Graph>(*cap->device, cap->items);
+  replayed_ = report_.kernels;
   capture_ = std::move(cap);
 }
 
@@ -123,6 +146,9 @@ std::vector<Tensor> Jit::replay(const std::vector<Tensor>& inputs) {
       graph_->set_buf(p.item, p.arg, addr);
     }
   }
+  const int debug = debug_level();
+  if (debug >= 1) dev.set_profiling(true);  // SLUICE_DEBUG times each replayed kernel
+  const auto replay_start = std::chrono::steady_clock::now();
   const bool traced = profiling_enabled();
   if (traced) dev.set_profiling(true);  // profiling may have started after the capture
   const auto t_submit = hcq::Clock::now();
@@ -131,6 +157,7 @@ std::vector<Tensor> Jit::replay(const std::vector<Tensor>& inputs) {
   for (auto& m : mem)
     if (m) m->use(done);
   for (auto& m : capture_->memory) m->use(done);
+  if (debug >= 1) report_replay(dev, replay_start, replayed_, capture_->items);
   if (traced) trace_host_span("jit replay", t0, {{"kernels", int64_t(graph_->size())}});
   return outputs_;
 }

@@ -19,6 +19,8 @@
 //   the next call (realize or copy them to keep them).
 // - All kernels must run on one device; a function whose work spans devices runs unjitted every call.
 // - SLUICE_JIT=0 turns capture off: every call runs fn.
+// - SLUICE_DEBUG >= 1 logs each replay ("jit replay: ..."), >= 2 each kernel it ran, labelled "replay"
+//   (runtime/debug_report.h); a replay then waits for the device.
 //
 // Threading: a Jit is used by one thread at a time. Failures: what fn and realize throw; the errors above.
 #include <functional>
@@ -85,6 +87,7 @@ class Jit {
   std::vector<Patch> patches_;
   std::vector<Tensor> outputs_;
   RealizeReport report_;
+  std::vector<RealizeReport::KernelRun> replayed_;  // the captured kernels, for SLUICE_DEBUG's replay lines
 };
 
 inline Jit jit(Jit::Fn fn) { return Jit(std::move(fn)); }

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "hcq/device.h"
 #include "hcq/queue.h"
 #include "runtime/device.h"
@@ -64,7 +65,7 @@ const char* env_path() {
 void write_at_exit() {
   try {
     write_profile(env_path());
-  } catch (const std::exception& e) { std::fprintf(stderr, "SLUICE_PROFILE: %s\n", e.what()); }
+  } catch (const std::exception& e) { log_printf(LogLevel::Error, "SLUICE_PROFILE: %s", e.what()); }
 }
 
 bool env_enabled() {

@@ -2,14 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
-#include <iostream>
 
+#include "base/debug.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "core/codegen/codegen.h"
+#include "core/codegen/estimate.h"
+#include "core/codegen/opts.h"
 #include "runtime/buffer.h"
-#include "runtime/debug.h"
+#include "runtime/debug_report.h"
 #include "runtime/device.h"
 #include "runtime/device_name.h"
 #include "runtime/profile.h"
@@ -29,6 +31,15 @@ std::string item_device(const ScheduleItem& it, const std::string& self) {
   std::string d = it.bufs.at(0).device();
   return d == self ? d : canonical_device(d);
 }
+// "UPCAST axis 1 arg 4, LOCAL axis 0 arg 16", or "no opts".
+std::string opts_str(const std::vector<codegen::Opt>& opts) {
+  std::string s;
+  for (const codegen::Opt& o : opts)
+    s += (s.empty() ? "" : ", ") + std::string(codegen::opt_name(o.op)) + " axis " + std::to_string(o.axis) +
+         " arg " + std::to_string(o.arg);
+  return s.empty() ? "no opts" : s;
+}
+
 size_t outputs_of(const ScheduleItem& it) { return it.ast.op() == Op::Sink ? it.ast.num_src() : 1; }
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -60,15 +71,15 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
   codegen::KernelNamer namer;
   std::unordered_map<UOp, std::string> source_of;
   std::vector<std::string> new_sources, new_names;
-  std::vector<size_t> pending;
+  std::vector<size_t> pending, pending_runs;  // items lowered here, their rep.kernels entries
   for (size_t i = 0; i < items.size(); ++i) {
     const ScheduleItem& it = *items[i];
     if (it.ast.op() != Op::Sink) continue;
     if (auto k = by_ast_.find(it.ast); k != by_ast_.end()) {
-      progs[i] = k->second.first;
-      dims[i] = k->second.second;
-      rep.kernels.push_back(
-          {progs[i] ? progs[i]->name() : "empty", join(it.metadata), dims[i].first.count(), 0, false});
+      progs[i] = k->second.program;
+      dims[i] = k->second.dims;
+      rep.kernels.push_back(k->second.run);
+      rep.kernels.back().metadata = join(it.metadata);
       continue;
     }
     auto kit = kernels_.find(it.ast);
@@ -86,11 +97,17 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
       new_sources.push_back(src);
       new_names.push_back(k.name);
     }
-    if (debug >= 5) std::cerr << k.str();
-    if (debug >= 4) std::cerr << src;
+    if (debug >= 3)
+      log_message(LogLevel::Info,
+                  k.name + " (" + join(it.metadata) + "): " + opts_str(k.opts) + "\n" + ast_str(it));
+    if (debug >= 4) log_message(LogLevel::Info, src);
+    if (debug >= 5) log_message(LogLevel::Info, k.str());
     dims[i] = {{k.global_size[0], k.global_size[1], k.global_size[2]},
                {k.local_size[0], k.local_size[1], k.local_size[2]}};
-    rep.kernels.push_back({k.name, join(it.metadata), k.global_count(), src.size(), is_new});
+    const codegen::Estimate est = codegen::estimate(k);
+    pending_runs.push_back(rep.kernels.size());
+    rep.kernels.push_back({k.name, join(it.metadata), k.global_count(), src.size(), is_new, dev_.name(),
+                           it.bufs.size(), est.flops, est.bytes});
     pending.push_back(i);
   }
   const uint64_t inv0 = dev_.compiler().invocations(), hits0 = dev_.compiler().cache_hits();
@@ -117,10 +134,14 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
                      {"kernels", int64_t(new_sources.size())},
                      {"compiler_runs", int64_t(dev_.compiler().invocations() - inv0)},
                      {"cache_hits", int64_t(dev_.compiler().cache_hits() - hits0)}});
-  for (size_t i : pending) {
+  for (size_t j = 0; j < pending.size(); ++j) {
+    const size_t i = pending[j];
     const hcq::Program* p = dims[i].first.count() ? programs_.at(source_of.at(items[i]->ast)).get() : nullptr;
     progs[i] = p;
-    by_ast_[items[i]->ast] = {p, dims[i]};
+    RealizeReport::KernelRun run = rep.kernels[pending_runs[j]];
+    run.name = p ? p->name() : "empty";
+    run.source_bytes = 0, run.compiled = false;
+    by_ast_[items[i]->ast] = {p, dims[i], std::move(run)};
   }
   return progs;
 }
@@ -267,23 +288,16 @@ void Realizer::run_schedule(const Schedule& s, RealizeReport* report, Capture* c
         rep.guard_violations.push_back("buffer of " + std::to_string(b->size()) + " " + b->dtype().name() +
                                        ": " + v);
   }
-  if (debug >= 1) {
-    const double host_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    double dev_us = 0;
+  if (debug >= 1 && !s.items.empty()) {  // a realize of realized tensors has nothing to say
+    const double wall_ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     std::vector<hcq::ProfileRecord> recs;
     for (hcq::Device* d : devices)
       for (hcq::ProfileRecord& r : d->take_profile()) recs.push_back(std::move(r));
-    for (const hcq::ProfileRecord& r : recs) {
-      const double us = double(r.end_ns - r.start_ns) / 1e3;
-      dev_us += us;
-      if (debug >= 2)
-        std::fprintf(stderr, "  %-8s %-10s %-32s %10.2f us%s\n", r.device.c_str(), r.queue.c_str(),
-                     r.name.c_str(), us, r.bytes ? (" " + std::to_string(r.bytes) + " bytes").c_str() : "");
-    }
-    std::fprintf(
-        stderr, "realize: %zu kernels, %zu copies, %llu compiler runs, device %.2f us, wall %.2f us\n",
-        rep.kernels.size(), rep.copies, (unsigned long long)rep.compiler_invocations, dev_us, host_us);
+    const double dev_ns = report_kernel_runs("realize", recs, rep.kernels, devices);
+    log_printf(LogLevel::Info, "realize: %zu kernels, %zu copies, %llu compiler runs, device %s, wall %s",
+               rep.kernels.size(), rep.copies, (unsigned long long)rep.compiler_invocations,
+               duration_str(dev_ns).c_str(), duration_str(wall_ns).c_str());
     if (profiling_enabled()) record_profile(std::move(recs));
   }
   if (report) *report = std::move(rep);

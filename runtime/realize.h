@@ -10,9 +10,10 @@
 // that device's registry Realizer), a COPY on its destination's; a COPY between two devices goes through
 // the host once the source is done.
 //
-// SLUICE_DEBUG (runtime/debug.h) >= 1 prints "realize: 3 kernels, 1 copies in 42.1 us" per realize,
-// >= 2 each kernel with its time (device timestamps); with SLUICE_PROFILE or debug the devices profile
-// and the records go to runtime/profile.h.
+// SLUICE_DEBUG (base/debug.h) >= 1 logs "realize: 3 kernels, 1 copies, ..., device 42.10 us, wall 1.20 ms"
+// per realize, >= 2 each kernel run (runtime/debug_report.h), >= 3 each new kernel's AST and applied
+// opts, >= 4 its source, >= 5 its uops; with SLUICE_PROFILE or debug the devices profile and the records
+// go to runtime/profile.h.
 //
 // Ownership and threading: a Realizer borrows its device (which must outlive it) and owns the programs it
 // loaded and its caches (kernels by AST, programs by source). Calls are serialized by an internal mutex.
@@ -49,9 +50,12 @@ struct RealizeOptions {
 struct RealizeReport {
   struct KernelRun {
     std::string name, metadata;  // metadata: the fused tensor ops, comma-separated
-    uint64_t work_groups = 0;
+    uint64_t work_groups = 0;    // 0: nothing to launch
     size_t source_bytes = 0;
     bool compiled = false;  // new to this Realizer (compiled, or read from the disk cache) in this run
+    std::string device;
+    size_t buffers = 0;
+    uint64_t flops = 0, bytes = 0;  // codegen's estimates (core/codegen/estimate.h)
   };
   std::vector<KernelRun> kernels;  // the compute items, in schedule order
   size_t copies = 0;
@@ -119,8 +123,12 @@ class Realizer {
   mutable std::recursive_mutex mu_;
   std::unordered_map<UOp, codegen::Kernel> kernels_;                         // by AST
   std::unordered_map<std::string, std::unique_ptr<hcq::Program>> programs_;  // by source
-  std::unordered_map<UOp, std::pair<const hcq::Program*, std::pair<hcq::Dims, hcq::Dims>>>
-      by_ast_;  // launch of a known AST
+  struct Launch {
+    const hcq::Program* program;
+    std::pair<hcq::Dims, hcq::Dims> dims;
+    RealizeReport::KernelRun run;  // as a later run reports it
+  };
+  std::unordered_map<UOp, Launch> by_ast_;  // launch of a known AST
 };
 
 // How many schedules this thread has run (realize and run_schedule calls), so that the JIT can tell that

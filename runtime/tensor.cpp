@@ -3,14 +3,12 @@
 #include "runtime/tensor.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <ostream>
 #include <sstream>
 
 #include "runtime/buffer.h"
-#include "runtime/debug.h"
 #include "runtime/device.h"
 #include "runtime/realize.h"
 #include "runtime/tensor_internal.h"
@@ -166,10 +164,7 @@ std::vector<ScheduleItem> Tensor::schedule() const { return schedule_all({*this}
 std::vector<ScheduleItem> Tensor::schedule_all(const std::vector<Tensor>& tensors) {
   std::vector<UOp> outputs;
   for (const Tensor& t : tensors) outputs.push_back(t.uop_);
-  std::vector<ScheduleItem> items = sluice::schedule(outputs).items;
-  if (debug_level() >= 3)
-    for (const ScheduleItem& it : items) std::fprintf(stderr, "%s\n", ast_str(it).c_str());
-  return items;
+  return sluice::schedule(outputs).items;
 }
 Tensor Tensor::kernelize() const { return Tensor(sluice::kernelize({uop_}).at(0), device_); }
 

@@ -5,7 +5,7 @@
 #   scripts/gpu-check.sh            # build dir build/gpu-check
 #   SLUICE_JOBS=n BUILD=dir scripts/gpu-check.sh
 #
-# Needs CMake >= 3.25, Ninja, a C++20 compiler, GoogleTest and the NVIDIA driver; NVRTC is found in
+# Needs CMake >= 3.25, Ninja, a C++20 compiler, GoogleTest, spdlog and the NVIDIA driver; NVRTC is found in
 # $CUDA_PATH or /usr/local/cuda. Works offline and installs nothing: Vulkan/OpenCL headers are optional
 # (those backends build as absent), CLI11 and nlohmann-json are only needed by the command-line tool,
 # which is not built here (empty stand-in packages satisfy the configure step when they are missing),
@@ -29,7 +29,7 @@ mkdir -p "$probe"
 cat > "$probe/CMakeLists.txt" << 'EOF'
 cmake_minimum_required(VERSION 3.25)
 project(probe LANGUAGES CXX)
-foreach(p GTest benchmark CLI11 nlohmann_json ONNX)
+foreach(p GTest spdlog benchmark CLI11 nlohmann_json ONNX)
   find_package(${p} QUIET)
   if(${p}_FOUND)
     message(STATUS "FOUND ${p}")
@@ -41,6 +41,8 @@ has() { grep -qx "$1" <<< "$found"; }
 
 has GTest || die "GoogleTest is not installed (find_package(GTest) failed): the cts and ops suites need it.
   Debian/Ubuntu: apt-get install libgtest-dev; or give CMAKE_ARGS=-DGTest_DIR=<dir with GTestConfig.cmake>."
+has spdlog || die "spdlog is not installed (find_package(spdlog) failed): the library logs through it.
+  Debian/Ubuntu: apt-get install libspdlog-dev; or give CMAKE_ARGS=-Dspdlog_DIR=<dir with spdlogConfig.cmake>."
 
 # Empty stand-ins for the packages of what the checks do not build (the command-line tool, the ONNX
 # importer and the models): configure succeeds, and those targets are not built.

@@ -17,6 +17,7 @@ PACKAGES=(
   "core:      libgtest-dev googletest"                       # tests/
   "core:      libbenchmark-dev"                              # tools/bench/
   "core:      nlohmann-json3-dev"                            # runtime/profile.cpp traces, --json output
+  "core:      libspdlog-dev"                                 # base/log.cpp: the library's logger
   "core:      libonnx-dev libprotobuf-dev"                   # frontend/onnx: the ONNX project's protobuf classes
   "core:      libstb-dev fonts-dejavu-core fonts-wqy-zenhei" # models/ocr: images; its tests render text
   "core:      espeak-ng"                                     # models/vad: its tests speak a clip

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/debug.h"
 #include "hcq/error.h"
 
 namespace sluice::cuda {
@@ -98,11 +99,6 @@ fs::path include_dir() {
   for (const fs::path& d : c)
     if (fs::exists(d / "cuda_fp16.h")) return d;
   return {};
-}
-
-int debug_level() {
-  const char* e = std::getenv("SLUICE_DEBUG");
-  return e ? std::atoi(e) : 0;
 }
 
 // The kernels a unit defines: the identifier before the parameter list on each __global__ line.

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/debug.h"
 #include "hcq/error.h"
 #include "hcq/tool.h"
 
@@ -53,11 +54,6 @@ fs::path on_path(const std::string& name) {
     }
   }
   return {};
-}
-
-int debug_level() {
-  const char* e = std::getenv("SLUICE_DEBUG");
-  return e ? std::atoi(e) : 0;
 }
 
 // The kernels a unit defines: the identifier before the parameter list on each __global__ line.

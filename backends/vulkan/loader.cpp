@@ -3,13 +3,13 @@
 #include <dlfcn.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "base/error.h"
+#include "base/log.h"
 
 namespace sluice::vulkan {
 namespace {
@@ -21,8 +21,7 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT
                                           const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
   if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
     g_validation_errors.fetch_add(1);
-    std::fprintf(stderr, "sluice: Vulkan validation error: %s\n",
-                 data && data->pMessage ? data->pMessage : "?");
+    log_printf(LogLevel::Error, "Vulkan validation error: %s", data && data->pMessage ? data->pMessage : "?");
   }
   return VK_FALSE;
 }
@@ -30,8 +29,7 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT
 void exit_on_validation_errors() {
   uint64_t n = g_validation_errors.load();
   if (n == 0) return;
-  std::fprintf(stderr, "sluice: %llu Vulkan validation error(s) in this process\n", (unsigned long long)n);
-  std::fflush(stderr);
+  log_printf(LogLevel::Error, "%llu Vulkan validation error(s) in this process", (unsigned long long)n);
   std::_Exit(3);
 }
 

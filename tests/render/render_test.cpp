@@ -28,6 +28,7 @@
 #include "backends/cuda/compiler.h"
 #include "backends/hip/compiler.h"
 #include "backends/opencl/device.h"
+#include "base/debug.h"
 #include "core/codegen/codegen.h"
 #include "core/schedule/schedule.h"
 #include "hcq/error.h"
@@ -390,7 +391,7 @@ void expect_named_failure(Broken b, bool names_kernel) {
   if (!b.absent.empty()) GTEST_SKIP() << b.language << ": " << b.absent;
   const fs::path cache = fs::temp_directory_path() / ("sluice-broken-" + std::to_string(::getpid()));
   for (int debug : {0, 4}) {
-    ::setenv("SLUICE_DEBUG", std::to_string(debug).c_str(), 1);
+    set_debug_level(debug);
     try {
       b.compiler->compile(b.source + "// debug " + std::to_string(debug) + "\n");  // no cache hit
       ADD_FAILURE() << b.language << ": a broken kernel compiled";
@@ -408,7 +409,7 @@ void expect_named_failure(Broken b, bool names_kernel) {
       }
     }
   }
-  ::unsetenv("SLUICE_DEBUG");
+  set_debug_level(0);
   fs::remove_all(cache);
 }
 
