@@ -9,7 +9,10 @@
 #include <fstream>
 #include <iterator>
 #include <numeric>
+#include <optional>
 #include <thread>
+
+#include "base/log.h"
 
 namespace sluice::hcq {
 
@@ -66,11 +69,41 @@ std::string sha256_hex(std::string_view data) {
 }
 
 namespace {
-bool read_file(const std::filesystem::path& p, Binary& out) {
+
+// A cache entry is a header naming what it holds, then the binary: "sluice-kernel-cache 1 <sha256 of
+// the key> <sha256 of the binary>\n". Reading checks both, so a flipped byte, a truncated write or an
+// entry copied under another name is never loaded: it is discarded and compiled again.
+constexpr std::string_view kMagic = "sluice-kernel-cache 1 ";
+constexpr size_t kHeader = kMagic.size() + 64 + 1 + 64 + 1;
+
+std::string digest(const Binary& b) {
+  return sha256_hex(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+}
+
+Binary entry(const std::string& key_hash, const Binary& bin) {
+  const std::string head = std::string(kMagic) + key_hash + " " + digest(bin) + "\n";
+  Binary out(head.begin(), head.end());
+  out.insert(out.end(), bin.begin(), bin.end());
+  return out;
+}
+
+// The binary of the entry at p: nullopt when there is none; else `why` says what is wrong with it, or is
+// empty when it is whole and holds `key_hash`.
+std::optional<Binary> read_entry(const std::filesystem::path& p, const std::string& key_hash, std::string& why) {
   std::ifstream f(p, std::ios::binary);
-  if (!f) return false;
-  out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return !f.bad() && !out.empty();
+  if (!f) return std::nullopt;
+  Binary all{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  const std::string_view text(reinterpret_cast<const char*>(all.data()), all.size());
+  if (f.bad() || all.size() < kHeader || text.substr(0, kMagic.size()) != kMagic || text[kHeader - 1] != '\n') {
+    why = "not a whole cache entry (" + std::to_string(all.size()) + " bytes)";
+    return Binary{};
+  }
+  Binary bin(all.begin() + kHeader, all.end());
+  if (text.substr(kMagic.size(), 64) != key_hash)
+    why = "it holds the entry of another kernel";
+  else if (text.substr(kMagic.size() + 65, 64) != digest(bin))
+    why = "its contents do not match their checksum";
+  return bin;
 }
 
 // Temporary name unique across threads and processes, then rename: readers never see half a file.
@@ -93,13 +126,13 @@ void write_file_atomic(const std::filesystem::path& p, const Binary& data) {
 }
 }  // namespace
 
-std::filesystem::path Compiler::key_path(std::string_view source) const {
+std::string Compiler::key_hash(std::string_view source) const {
   std::string key = name_;
   key += '\0';
   key += identity();
   key += '\0';
   key += source;
-  return cache_dir_ / name_ / sha256_hex(key);
+  return sha256_hex(key);
 }
 
 Binary Compiler::compile(std::string_view source) {
@@ -111,13 +144,21 @@ std::vector<Binary> Compiler::compile_many(std::span<const std::string> sources)
   std::vector<Binary> out(sources.size());
   std::vector<std::string_view> misses;
   std::vector<size_t> miss_index, miss_of;  // sources that missed, and which entry of `misses` each is
-  std::vector<std::filesystem::path> paths(sources.size());
+  std::vector<std::string> keys(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     if (!cache_dir_.empty()) {
-      paths[i] = key_path(sources[i]);
-      if (read_file(paths[i], out[i])) {
+      keys[i] = key_hash(sources[i]);
+      const std::filesystem::path path = cache_dir_ / name_ / keys[i];
+      std::string why;
+      if (std::optional<Binary> bin = read_entry(path, keys[i], why); bin && why.empty()) {
+        out[i] = std::move(*bin);
         cache_hits_.fetch_add(1);
         continue;
+      } else if (bin) {
+        cache_rejects_.fetch_add(1);
+        log_message(LogLevel::Info, "kernel cache: discarded " + path.string() + " (" + why + "); compiling again");
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
       }
     }
     // The same source twice in one unit would define its kernel twice.
@@ -163,7 +204,7 @@ std::vector<Binary> Compiler::compile_many(std::span<const std::string> sources)
   for (size_t k = 0; k < miss_index.size(); ++k) {
     const size_t i = miss_index[k];
     out[i] = bins[unit_of[miss_of[k]]];
-    if (!cache_dir_.empty()) write_file_atomic(paths[i], out[i]);
+    if (!cache_dir_.empty()) write_file_atomic(cache_dir_ / name_ / keys[i], entry(keys[i], out[i]));
   }
   return out;
 }

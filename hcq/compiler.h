@@ -13,6 +13,9 @@
 //   unique name). The binary returned for a source may hold other kernels of its unit.
 // - Cache files are written to a temporary name and renamed into place, so a reader (another thread or
 //   process) sees a whole file or none. A cache that cannot be written is skipped, never an error.
+// - Each entry carries the SHA-256 of its key and of its binary, checked before it is used: an entry that
+//   is damaged (a flipped byte, a truncated file) or holds another key's binary (files swapped or copied)
+//   is discarded, counted in cache_rejects() and compiled again; SLUICE_DEBUG >= 1 names the file.
 // - The cache lives in `<cache_dir>/<compiler name>/`. default_cache_dir(): $SLUICE_CACHE_DIR, else
 //   $XDG_CACHE_HOME/sluice, else $HOME/.cache/sluice; an empty cache_dir disables the cache.
 // - Failure: CompileError `[compile] ...` with the compiler's diagnostics (of the first failed unit, after
@@ -50,6 +53,7 @@ class Compiler {
 
   uint64_t invocations() const { return invocations_.load(); }  // compile_unit calls (compiler processes)
   uint64_t cache_hits() const { return cache_hits_.load(); }
+  uint64_t cache_rejects() const { return cache_rejects_.load(); }  // damaged entries discarded
 
   // What compiles this device's kernels, with its version, for people (`sluice devices`): "Debian clang
   // version 14.0.6 (/usr/bin/clang)". May run the compiler once (`--version`): not for hot paths.
@@ -76,11 +80,11 @@ class Compiler {
   virtual double compile_cost(std::string_view source) const { return double(source.size()); }
 
  private:
-  std::filesystem::path key_path(std::string_view source) const;
+  std::string key_hash(std::string_view source) const;  // the entry's file name
 
   std::string name_;
   std::filesystem::path cache_dir_;
-  std::atomic<uint64_t> invocations_{0}, cache_hits_{0};
+  std::atomic<uint64_t> invocations_{0}, cache_hits_{0}, cache_rejects_{0};
 };
 
 }  // namespace sluice::hcq

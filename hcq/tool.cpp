@@ -1,10 +1,13 @@
 #include "hcq/tool.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -13,6 +16,7 @@
 #include <iterator>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "hcq/error.h"
 
@@ -23,6 +27,27 @@ namespace sluice::hcq {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Waits until process `pid` exits (leaving it to be reaped) or `timeout` passes; false on the timeout.
+// A pidfd wakes the moment it exits; where the kernel has none, short naps.
+bool exits_within(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const int fd = int(::syscall(SYS_pidfd_open, pid, 0));
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (fd >= 0) {
+      pollfd p{fd, POLLIN, 0};
+      const int r = ::poll(&p, 1, int(std::clamp<int64_t>(left.count(), 0, 1 << 30)));
+      if (r < 0 && errno == EINTR) continue;
+      ::close(fd);
+      return r != 0;
+    }
+    siginfo_t info{};
+    if (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) return true;
+    if (left.count() <= 0) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
 
 // Directories of `prefix` left by processes that died without removing them (a compile killed by SIGKILL):
 // the name carries the owner's pid, and one whose owner no longer exists is removed. Once per prefix and
@@ -65,7 +90,20 @@ std::string read_file(const fs::path& p) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-int run_tool(const std::vector<std::string>& args, std::string* output) {
+std::chrono::milliseconds tool_timeout() {
+  static const std::chrono::milliseconds limit = [] {
+    const char* e = std::getenv("SLUICE_COMPILE_TIMEOUT");
+    if (!e || !*e) return std::chrono::milliseconds(600'000);
+    char* end = nullptr;
+    const double sec = std::strtod(e, &end);
+    SLUICE_CHECK_IN(ValueError, "SLUICE_COMPILE_TIMEOUT", *end == 0 && sec > 0 && sec < 1e9)
+        << "'" << e << "' is not a number of seconds";
+    return std::chrono::milliseconds(int64_t(sec * 1000));
+  }();
+  return limit;
+}
+
+int run_tool(const std::vector<std::string>& args, std::string* output, std::chrono::milliseconds timeout) {
   SLUICE_CHECK_IN(CompileError, "compile", !args.empty()) << "no tool to run";
   TempDir dir("sluice-tool");
   const fs::path log = dir.path() / "output.txt";
@@ -77,10 +115,23 @@ int run_tool(const std::vector<std::string>& args, std::string* output) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  // Its own process group, so a timeout ends whatever the tool started too.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  const int rc = ::posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) SLUICE_FAIL(CompileError, "compile") << "cannot run " << args[0] << ": " << std::strerror(rc);
+  if (!exits_within(pid, timeout)) {
+    ::kill(-pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+    SLUICE_FAIL(CompileError, "compile")
+        << args[0] << " did not finish within " << timeout.count() / 1000.0
+        << " s and was stopped (SLUICE_COMPILE_TIMEOUT sets the limit in seconds)";
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (output) *output = read_file(log);

@@ -3,6 +3,7 @@
 // scratch directory removed with its contents, and one call that runs the tool and captures what it
 // printed. Every member is thread-safe (each call has its own directory and process).
 // Failures: hcq::CompileError naming what could not be created or started.
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -26,9 +27,15 @@ class TempDir {
 // The whole file as bytes ("" if it cannot be read).
 std::string read_file(const std::filesystem::path& p);
 
+// How long a tool may run: $SLUICE_COMPILE_TIMEOUT seconds, else 600 (a hung compiler must not hang the
+// process, which holds a Realizer's lock while it compiles).
+std::chrono::milliseconds tool_timeout();
+
 // Runs args[0] (an executable's path) with args, stdout and stderr both captured into *output; waits for
-// it and returns its exit status (0: success; a signal's death is reported as 128 + the signal).
-int run_tool(const std::vector<std::string>& args, std::string* output);
+// it and returns its exit status (0: success; a signal's death is reported as 128 + the signal). Past
+// `timeout` the tool and what it started are killed and CompileError says so.
+int run_tool(const std::vector<std::string>& args, std::string* output,
+             std::chrono::milliseconds timeout = tool_timeout());
 
 // The first line `exe --version` prints, then the path: "Debian clang version 14.0.6 (/usr/bin/clang)";
 // what went wrong instead when it cannot be run (never throws).

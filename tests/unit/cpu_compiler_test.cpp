@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -225,6 +226,24 @@ TEST(TempDirs, StaleOnesOfDeadProcessesAreRemoved) {
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_TRUE(fs::exists(live));
   fs::remove_all(live);
+}
+
+// A compiler that never returns is stopped at its time limit, with what it started (a process group), and
+// the error says which limit; a tool that finishes reports its status as soon as it exits.
+TEST(RunTool, AHungToolIsStoppedAtItsTimeLimit) {
+  using namespace std::chrono_literals;
+  std::string out;
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(hcq::run_tool({"/bin/sh", "-c", "echo hi; exit 3"}, &out, 5s), 3);
+  EXPECT_EQ(out, "hi\n");
+  try {
+    hcq::run_tool({"/bin/sh", "-c", "sleep 30 & sleep 30"}, &out, 300ms);
+    ADD_FAILURE() << "no timeout";
+  } catch (const hcq::CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("/bin/sh did not finish within 0.3 s"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("SLUICE_COMPILE_TIMEOUT"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
 }
 
 }  // namespace
