@@ -1,16 +1,19 @@
 #include "base/log.h"
 
-#include "base/log_spdlog.h"
-
-#include <spdlog/logger.h>
-#include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/base_sink.h>
-
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
+
+#if SLUICE_HAVE_SPDLOG
+#include <spdlog/logger.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/base_sink.h>
+
+#include "base/log_spdlog.h"
+#endif
 
 #include "base/debug.h"
 #include "base/error.h"
@@ -18,6 +21,24 @@
 namespace sluice {
 namespace {
 
+// The level SLUICE_LOG and SLUICE_DEBUG ask for; `bad_env` gets the warning when SLUICE_LOG names none.
+LogLevel initial_level(std::string& bad_env) {
+  LogLevel level = LogLevel::Warn;
+  if (const char* e = std::getenv("SLUICE_LOG"); e && *e) {
+    try {
+      level = parse_log_level(e);
+    } catch (const Error& err) { bad_env = std::string(err.what()) + "; using warn"; }
+  }
+  if (debug_level() >= 1 && level > LogLevel::Info) level = LogLevel::Info;
+  return level;
+}
+
+std::string_view trimmed(std::string_view m) {
+  while (!m.empty() && m.back() == '\n') m.remove_suffix(1);
+  return m;
+}
+
+#if SLUICE_HAVE_SPDLOG
 namespace lvl = spdlog::level;
 
 // spdlog's list is ours with `critical` between error and off; we log nothing at critical.
@@ -85,14 +106,7 @@ State& state() {
   // Leaked: messages may come from atexit handlers (SLUICE_PROFILE's writer) after statics are gone.
   static State* s = [] {
     auto* st = new State;
-    LogLevel level = LogLevel::Warn;
-    if (const char* e = std::getenv("SLUICE_LOG"); e && *e) {
-      try {
-        level = parse_log_level(e);
-      } catch (const Error& err) { st->bad_env = std::string(err.what()) + "; using warn"; }
-    }
-    if (debug_level() >= 1 && level > LogLevel::Info) level = LogLevel::Info;
-    st->logger->set_level(to_spdlog(level));
+    st->logger->set_level(to_spdlog(initial_level(st->bad_env)));
     st->logger->flush_on(lvl::warn);
     return st;
   }();
@@ -106,17 +120,96 @@ State& state() {
 
 spdlog::logger& logger() { return *state().logger; }
 
-std::string_view trimmed(std::string_view m) {
-  while (!m.empty() && m.back() == '\n') m.remove_suffix(1);
-  return m;
-}
-
 }  // namespace
 
 std::shared_ptr<spdlog::logger> spdlog_logger() { return state().logger; }
 
 LogLevel log_level() { return from_spdlog(logger().level()); }
 void set_log_level(LogLevel level) { logger().set_level(to_spdlog(level)); }
+void set_log_sink(LogSink sink) { state().sink->set(std::move(sink)); }
+bool log_enabled(LogLevel level) { return logger().should_log(to_spdlog(level)); }
+void log_message(LogLevel level, std::string_view message) {
+  logger().log(to_spdlog(level), spdlog::string_view_t(trimmed(message)));
+}
+
+namespace detail {
+void log_fatal(std::string_view message) {
+  State& s = state();
+  if (s.sink->has_app()) {
+    spdlog::details::log_msg m(s.logger->name(), lvl::err, spdlog::string_view_t(message));
+    s.sink->log(m);  // past the level: the application learns why its process ends
+  }
+  std::fprintf(stderr, "sluice error: %.*s\n", int(message.size()), message.data());
+  std::fflush(stderr);
+}
+}  // namespace detail
+
+#else
+// Without spdlog (a machine that builds without it, as scripts/gpu-check.sh may): the same levels, sink
+// and stderr lines, from an atomic level and a mutex. tests/unit's log_fallback_tests run log_test.cpp
+// against it.
+struct State {
+  std::atomic<LogLevel> level{LogLevel::Warn};
+  std::mutex mu;
+  LogSink app;
+  std::string bad_env;
+};
+
+void emit(State& s, LogLevel level, std::string_view m) {
+  std::lock_guard lock(s.mu);
+  if (s.app) {
+    try {
+      s.app(level, m);
+    } catch (...) {  // an application's sink must not take the library down
+    }
+    return;
+  }
+  const char* prefix = level == LogLevel::Warn ? "sluice warning: " : level >= LogLevel::Error ? "sluice error: " : "";
+  std::fprintf(stderr, "%s%.*s\n", prefix, int(m.size()), m.data());
+  if (level >= LogLevel::Warn) std::fflush(stderr);
+}
+
+State& state() {
+  static State* s = [] {  // leaked, as above
+    auto* st = new State;
+    st->level = initial_level(st->bad_env);
+    return st;
+  }();
+  static std::once_flag warned;
+  std::call_once(warned, [] {
+    if (!s->bad_env.empty()) emit(*s, LogLevel::Warn, s->bad_env);
+  });
+  return *s;
+}
+
+}  // namespace
+
+LogLevel log_level() { return state().level; }
+void set_log_level(LogLevel level) { state().level = level; }
+void set_log_sink(LogSink sink) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  s.app = std::move(sink);
+}
+bool log_enabled(LogLevel level) { return level != LogLevel::Off && level >= state().level.load(); }
+void log_message(LogLevel level, std::string_view message) {
+  if (log_enabled(level)) emit(state(), level, trimmed(message));
+}
+
+namespace detail {
+void log_fatal(std::string_view message) {
+  State& s = state();
+  bool app = false;
+  {
+    std::lock_guard lock(s.mu);
+    app = bool(s.app);
+  }
+  if (app) emit(s, LogLevel::Error, message);  // past the level: the application learns why its process ends
+  std::fprintf(stderr, "sluice error: %.*s\n", int(message.size()), message.data());
+  std::fflush(stderr);
+}
+}  // namespace detail
+#endif
 
 LogLevel parse_log_level(std::string_view name) {
   for (LogLevel l :
@@ -138,13 +231,6 @@ const char* log_level_name(LogLevel level) {
   return "?";
 }
 
-void set_log_sink(LogSink sink) { state().sink->set(std::move(sink)); }
-
-bool log_enabled(LogLevel level) { return logger().should_log(to_spdlog(level)); }
-
-void log_message(LogLevel level, std::string_view message) {
-  logger().log(to_spdlog(level), spdlog::string_view_t(trimmed(message)));
-}
 
 void log_printf(LogLevel level, const char* format, ...) {
   if (!log_enabled(level)) return;
@@ -158,17 +244,5 @@ void log_printf(LogLevel level, const char* format, ...) {
   va_end(again);
   log_message(level, s);
 }
-
-namespace detail {
-void log_fatal(std::string_view message) {
-  State& s = state();
-  if (s.sink->has_app()) {
-    spdlog::details::log_msg m(s.logger->name(), lvl::err, spdlog::string_view_t(message));
-    s.sink->log(m);  // past the level: the application learns why its process ends
-  }
-  std::fprintf(stderr, "sluice error: %.*s\n", int(message.size()), message.data());
-  std::fflush(stderr);
-}
-}  // namespace detail
 
 }  // namespace sluice
