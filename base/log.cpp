@@ -164,7 +164,9 @@ void emit(State& s, LogLevel level, std::string_view m) {
     }
     return;
   }
-  const char* prefix = level == LogLevel::Warn ? "sluice warning: " : level >= LogLevel::Error ? "sluice error: " : "";
+  const char* prefix = level == LogLevel::Warn    ? "sluice warning: "
+                       : level >= LogLevel::Error ? "sluice error: "
+                                                  : "";
   std::fprintf(stderr, "%s%.*s\n", prefix, int(m.size()), m.data());
   if (level >= LogLevel::Warn) std::fflush(stderr);
 }
@@ -230,7 +232,6 @@ const char* log_level_name(LogLevel level) {
   }
   return "?";
 }
-
 
 void log_printf(LogLevel level, const char* format, ...) {
   if (!log_enabled(level)) return;

@@ -89,12 +89,14 @@ Binary entry(const std::string& key_hash, const Binary& bin) {
 
 // The binary of the entry at p: nullopt when there is none; else `why` says what is wrong with it, or is
 // empty when it is whole and holds `key_hash`.
-std::optional<Binary> read_entry(const std::filesystem::path& p, const std::string& key_hash, std::string& why) {
+std::optional<Binary> read_entry(const std::filesystem::path& p, const std::string& key_hash,
+                                 std::string& why) {
   std::ifstream f(p, std::ios::binary);
   if (!f) return std::nullopt;
   Binary all{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
   const std::string_view text(reinterpret_cast<const char*>(all.data()), all.size());
-  if (f.bad() || all.size() < kHeader || text.substr(0, kMagic.size()) != kMagic || text[kHeader - 1] != '\n') {
+  if (f.bad() || all.size() < kHeader || text.substr(0, kMagic.size()) != kMagic ||
+      text[kHeader - 1] != '\n') {
     why = "not a whole cache entry (" + std::to_string(all.size()) + " bytes)";
     return Binary{};
   }
@@ -156,7 +158,8 @@ std::vector<Binary> Compiler::compile_many(std::span<const std::string> sources)
         continue;
       } else if (bin) {
         cache_rejects_.fetch_add(1);
-        log_message(LogLevel::Info, "kernel cache: discarded " + path.string() + " (" + why + "); compiling again");
+        log_message(LogLevel::Info,
+                    "kernel cache: discarded " + path.string() + " (" + why + "); compiling again");
         std::error_code ec;
         std::filesystem::remove(path, ec);
       }

@@ -34,7 +34,8 @@ bool exits_within(pid_t pid, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const int fd = int(::syscall(SYS_pidfd_open, pid, 0));
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (fd >= 0) {
       pollfd p{fd, POLLIN, 0};
       const int r = ::poll(&p, 1, int(std::clamp<int64_t>(left.count(), 0, 1 << 30)));
@@ -43,7 +44,8 @@ bool exits_within(pid_t pid, std::chrono::milliseconds timeout) {
       return r != 0;
     }
     siginfo_t info{};
-    if (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) return true;
+    if (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
+      return true;
     if (left.count() <= 0) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -145,9 +147,7 @@ std::string tool_version(const fs::path& exe) {
   try {
     if (int status = run_tool({exe.string(), "--version"}, &out); status != 0)
       return exe.string() + " (--version exited with " + std::to_string(status) + ")";
-  } catch (const std::exception& e) {
-    return exe.string() + " (cannot run it: " + e.what() + ")";
-  }
+  } catch (const std::exception& e) { return exe.string() + " (cannot run it: " + e.what() + ")"; }
   return out.substr(0, out.find('\n')) + " (" + exe.string() + ")";
 }
 

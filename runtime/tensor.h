@@ -534,7 +534,7 @@ Tensor operator>>(const Tensor& a, const Tensor& b);
 Tensor operator>>(const Tensor& a, Number b);
 Tensor operator-(const Tensor& a);
 Tensor operator~(const Tensor& a);
-std::ostream& operator<<(std::ostream& os, Tensor& t);  // t.values_str(): realizes t in place
+std::ostream& operator<<(std::ostream& os, Tensor& t);        // t.values_str(): realizes t in place
 std::ostream& operator<<(std::ostream& os, const Tensor& t);  // a temporary or a const tensor: a copy
 
 }  // namespace sluice

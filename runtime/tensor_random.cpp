@@ -69,8 +69,8 @@ Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, uint64_t s
   detail::check_shape("randint", shape);
   SLUICE_CHECK_IN(DTypeError, "randint", dtype.is_int()) << "needs an integer dtype, got " << dtype.name();
   SLUICE_CHECK_IN(ValueError, "randint",
-                  low < high && uint64_t(high) - uint64_t(low) <= (uint64_t(1) << 32) && double(low) >= dtype.min() &&
-                      double(high - 1) <= dtype.max())
+                  low < high && uint64_t(high) - uint64_t(low) <= (uint64_t(1) << 32) &&
+                      double(low) >= dtype.min() && double(high - 1) <= dtype.max())
       << "range [" << low << ", " << high << ") must be non-empty, at most 2^32 wide and fit "
       << dtype.name();
   Tensor bits = random_bits("randint", sluice::prod(shape), seed, canonical_device(device));

@@ -47,7 +47,6 @@ size_t cores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   for (std::string line; std::getline(f, line);)

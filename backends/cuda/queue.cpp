@@ -289,9 +289,9 @@ class Device final : public hcq::Device {
       } else if (pk::op(p[0]) == pk::Wait) {
         auto pr = producers_.find(sig);
         auto o = own.find(sig);
-        bool runnable = !sig->failed() && (sig->value() >= p[2] ||
-                                           (pr != producers_.end() && pr->second.max >= p[2]) ||
-                                           (o != own.end() && o->second >= p[2]));
+        bool runnable =
+            !sig->failed() && (sig->value() >= p[2] || (pr != producers_.end() && pr->second.max >= p[2]) ||
+                               (o != own.end() && o->second >= p[2]));
         if (!runnable) return i;
       }
     }

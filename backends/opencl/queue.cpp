@@ -161,7 +161,7 @@ struct Completion {
   bool profile = false;               // record start/end
   uint64_t submission = 0;            // profile records: the timeline value, the packet's word offset
   uint32_t at = 0;
-  uint32_t nactions = 0;              // actions[0..n) used; a command rarely takes more than signal + retire
+  uint32_t nactions = 0;  // actions[0..n) used; a command rarely takes more than signal + retire
   Action actions[2] = {};
   std::vector<Action> more;  // the rest
   void add(Action a) {

@@ -147,7 +147,8 @@ TEST(Cli, CpuWithoutClangIsAbsentWithTheReason) {
   for (const json& d : j.at("devices"))
     if (d["name"] == "CPU") cpu = d;
   ASSERT_FALSE(cpu.value("present", true)) << cpu;
-  EXPECT_NE(cpu["reason"].get<std::string>().find("SLUICE_CLANG=/nonexistent/clang"), std::string::npos) << cpu;
+  EXPECT_NE(cpu["reason"].get<std::string>().find("SLUICE_CLANG=/nonexistent/clang"), std::string::npos)
+      << cpu;
   Proc run = sluice("conformance --device CPU --quick", "SLUICE_CLANG=/nonexistent/clang");
   EXPECT_NE(run.code, 0);
   EXPECT_NE(run.err.find("no clang"), std::string::npos) << run.err;

@@ -33,11 +33,12 @@ class CompilerTest : public DeviceTest {
   void TearDown() override { fs::remove_all(dir_); }
   // A kernel that stores `value` to its first buffer, in this device's source language.
   std::string store_kernel_source(const std::string& name, int value) {
-    return entry().store_kernel ? entry().store_kernel(name, value)
-                                : "void " + name +
-                                      "(void* const* bufs, const int* vars, const unsigned* launch, int core_id, "
-                                      "int n_cores) { ((int*)bufs[0])[0] = " +
-                                      std::to_string(value) + "; }\n";
+    return entry().store_kernel
+               ? entry().store_kernel(name, value)
+               : "void " + name +
+                     "(void* const* bufs, const int* vars, const unsigned* launch, int core_id, "
+                     "int n_cores) { ((int*)bufs[0])[0] = " +
+                     std::to_string(value) + "; }\n";
   }
   // What that kernel stores, run from `bin`.
   int run_store_kernel(const std::string& name, const hcq::Binary& bin) {
@@ -76,15 +77,15 @@ TEST_P(CompilerTest, SecondCompileOfTheSameSourceCompilesNothing) {
 TEST_P(CompilerTest, CompileManyRunsOneCompilerProcess) {
   auto c = entry().make_compiler(dir_);
   std::vector<std::string> srcs;
-  for (int i = 0; i < 3; ++i)
-    srcs.push_back(store_kernel_source("cts_many" + std::to_string(i), 10 + i));
+  for (int i = 0; i < 3; ++i) srcs.push_back(store_kernel_source("cts_many" + std::to_string(i), 10 + i));
   std::vector<hcq::Binary> bins = c->compile_many(srcs);
   EXPECT_EQ(c->invocations(), 1u);
   EXPECT_EQ(c->compile_many(srcs).size(), 3u);
   EXPECT_EQ(c->invocations(), 1u);
   EXPECT_EQ(c->cache_hits(), 3u);
   if (!unsupported(Feature::Execution).empty()) return;
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(run_store_kernel("cts_many" + std::to_string(i), bins[size_t(i)]), 10 + i);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(run_store_kernel("cts_many" + std::to_string(i), bins[size_t(i)]), 10 + i);
 }
 
 // A damaged cache entry is never loaded: a flipped byte, a truncated file or two entries swapped are each
@@ -108,7 +109,8 @@ TEST_P(CompilerTest, DamagedCacheEntriesAreCompiledAgain) {
     auto again = entry().make_compiler(dir_);
     again->compile_many(srcs);
     EXPECT_EQ(again->cache_hits(), 2u) << what << ": the entries are whole again";
-    for (int i = 0; i < 2; ++i) EXPECT_EQ(run_store_kernel("cts_damaged" + std::to_string(i), bins[size_t(i)]), 20 + i) << what;
+    for (int i = 0; i < 2; ++i)
+      EXPECT_EQ(run_store_kernel("cts_damaged" + std::to_string(i), bins[size_t(i)]), 20 + i) << what;
   };
   std::string flipped = a;
   flipped[flipped.size() - 1] ^= 0x10;

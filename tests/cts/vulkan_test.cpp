@@ -40,7 +40,8 @@ TEST(VULKAN, OrdinalPastTheDevicesIsAnError) {
     vulkan::open_device(7);
     ADD_FAILURE() << "VULKAN:7 opened";
   } catch (const DeviceError& e) {
-    EXPECT_NE(std::string(e.what()).find("[open_device] no Vulkan device 7: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[open_device] no Vulkan device 7: "), std::string::npos)
+        << e.what();
   }
 }
 

@@ -146,7 +146,8 @@ TEST(Printing, ReadingRealizesTheTensorItself) {
   const Tensor c = a + 1;  // const tensors and temporaries print a realized copy
   std::ostringstream oc;
   oc << c << " " << (a - 1);
-  EXPECT_EQ(oc.str(), "Tensor([2, 3, 4], dtype=float, device=CPU) Tensor([0, 1, 2], dtype=float, device=CPU)");
+  EXPECT_EQ(oc.str(),
+            "Tensor([2, 3, 4], dtype=float, device=CPU) Tensor([0, 1, 2], dtype=float, device=CPU)");
   EXPECT_FALSE(c.dense_buffer());
 }
 

@@ -222,7 +222,10 @@ TEST(TempDirs, StaleOnesOfDeadProcessesAreRemoved) {
   const fs::path live = tmp / ("sluice-staletest-" + std::to_string(::getppid()) + "-def456");
   fs::create_directories(stale / "sub");
   fs::create_directories(live);
-  { hcq::TempDir fresh("sluice-staletest"); EXPECT_TRUE(fs::is_directory(fresh.path())); }
+  {
+    hcq::TempDir fresh("sluice-staletest");
+    EXPECT_TRUE(fs::is_directory(fresh.path()));
+  }
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_TRUE(fs::exists(live));
   fs::remove_all(live);
@@ -240,7 +243,8 @@ TEST(RunTool, AHungToolIsStoppedAtItsTimeLimit) {
     hcq::run_tool({"/bin/sh", "-c", "sleep 30 & sleep 30"}, &out, 300ms);
     ADD_FAILURE() << "no timeout";
   } catch (const hcq::CompileError& e) {
-    EXPECT_NE(std::string(e.what()).find("/bin/sh did not finish within 0.3 s"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/bin/sh did not finish within 0.3 s"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("SLUICE_COMPILE_TIMEOUT"), std::string::npos) << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);

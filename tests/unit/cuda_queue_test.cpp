@@ -374,7 +374,8 @@ TEST_P(SimulatedGpu, FailedWaitFailsTheSubmissionsSignals) {
 // Only what follows a held wait is held: the commands before it run and signal at once (found on an
 // H100, where the whole submission used to wait for the host signal).
 TEST_P(SimulatedGpu, CommandsBeforeAHeldWaitRunAtOnce) {
-  auto gate = dev_->new_signal("gate"), first = dev_->new_signal("first"), second = dev_->new_signal("second");
+  auto gate = dev_->new_signal("gate"), first = dev_->new_signal("first"),
+       second = dev_->new_signal("second");
   uint64_t v = hcq::HwQueue().signal(*first, 1).wait(*gate, 1).signal(*second, 1).submit(*dev_);
   first->wait(1, 5s);
   EXPECT_THROW(second->wait(1, 30ms), hcq::TimeoutError);

@@ -127,20 +127,26 @@ TEST(TensorCreation, OneArgumentOrderEverywhere) {  // (shape, values, [seed], d
 // Sizes whose product passes int64 (or what a buffer can address) are a ShapeError naming the op, never a
 // silent empty tensor or a std::length_error.
 TEST(TensorCreation, ShapesTooLargeToAddressAreRefused) {
-  EXPECT_EQ(error_of<ShapeError>([] { Tensor::ones({int64_t(1) << 32, int64_t(1) << 32}); }),
+  EXPECT_EQ(error_of<ShapeError>([] {
+              Tensor::ones({int64_t(1) << 32, int64_t(1) << 32});
+            }),
             "[full] shape (4294967296, 4294967296) has more than 2^60 elements");
   EXPECT_THROW(Tensor::zeros({3, int64_t(1) << 62}), ShapeError);
   EXPECT_THROW(Tensor::rand({int64_t(1) << 40, int64_t(1) << 40}), ShapeError);
-  EXPECT_EQ(error_of<ShapeError>([] { Tensor::ones({1}).expand({int64_t(1) << 62, 16}); }),
+  EXPECT_EQ(error_of<ShapeError>([] {
+              Tensor::ones({1}).expand({int64_t(1) << 62, 16});
+            }),
             "[expand] shape (4611686018427387904, 16) has more than 2^60 elements");
   EXPECT_EQ(Tensor::ones({0, int64_t(1) << 62, int64_t(1) << 62}).numel(), 0);  // empty is fine
-  EXPECT_THROW(Tensor::ones({int64_t(1) << 40}).reshape({int64_t(1) << 40, -1, int64_t(1) << 40}), ShapeError);
+  EXPECT_THROW(Tensor::ones({int64_t(1) << 40}).reshape({int64_t(1) << 40, -1, int64_t(1) << 40}),
+               ShapeError);
 }
 
 // The dtype is checked before anything is allocated: a huge tensor read as the wrong type is a DTypeError.
 TEST(TensorCreation, ReadingAsTheWrongTypeFailsBeforeAllocating) {
-  EXPECT_EQ(error_of<DTypeError>([] { Tensor::ones({int64_t(1) << 40}, d::float32, "CPU").to_vector<int64_t>(); }),
-            "[to_vector] tensor is float, asked for int64_t");
+  EXPECT_EQ(
+      error_of<DTypeError>([] { Tensor::ones({int64_t(1) << 40}, d::float32, "CPU").to_vector<int64_t>(); }),
+      "[to_vector] tensor is float, asked for int64_t");
 }
 
 TEST(TensorCreation, FromChecksTheShape) {
