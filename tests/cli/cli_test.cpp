@@ -129,9 +129,11 @@ TEST(Cli, DevicesJsonListsEveryKindWithProperties) {
   EXPECT_GT(cpu["memory_bytes"].get<uint64_t>(), 0u);
   EXPECT_FALSE(cpu["software"].get<bool>());
   EXPECT_NE(cpu["compiler"].get<std::string>().find("clang version"), std::string::npos) << cpu;
-  for (const json& d : j["devices"])
-    if (d["name"] == "VULKAN" && d["present"] && d["device_name"].get<std::string>().find("llvmpipe") == 0)
+  for (const json& d : j["devices"]) {
+    if (d["name"] == "VULKAN" && d["present"] && d["device_name"].get<std::string>().find("llvmpipe") == 0) {
       EXPECT_TRUE(d["software"].get<bool>()) << d;
+    }
+  }
 
   Proc human = sluice("devices");
   EXPECT_EQ(human.code, 0);
