@@ -76,6 +76,9 @@ bool env_enabled() {
   }();
   return on;
 }
+// At load, not on first use: a program that runs no kernel or copy still writes its (empty) trace, so
+// `sluice profile` can tell "nothing ran" from "not a sluice program".
+const bool g_env_enabled_at_load = env_enabled();
 
 uint64_t ns(hcq::Clock::time_point t) {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());

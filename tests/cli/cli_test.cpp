@@ -298,6 +298,17 @@ TEST(Cli, ProfileWritesATraceWithOneTrackPerQueue) {
   EXPECT_EQ(none.code, 1);
   EXPECT_NE(none.err.find("no trace"), std::string::npos) << none.err;
   EXPECT_NE(sluice("profile").code, 0);  // no command
+
+  // A sluice program that runs no kernel writes an empty trace: not an error. A folder that does not
+  // exist is a usage error naming it, found before the command runs.
+  Proc devices = sluice("profile -o " + trace.string() + " -- devices");
+  EXPECT_EQ(devices.code, 0) << devices.err;
+  EXPECT_NE(devices.out.find("the command ran no kernels or copies"), std::string::npos) << devices.out;
+  fs::remove(trace);
+  Proc nowhere = sluice("profile -o /nonexistent/dir/t.json -- devices");
+  EXPECT_EQ(nowhere.code, 2);
+  EXPECT_NE(nowhere.err.find("the folder /nonexistent/dir does not exist"), std::string::npos) << nowhere.err;
+  EXPECT_EQ(nowhere.out.find("CPU"), std::string::npos) << "the command ran: " << nowhere.out;
 }
 
 // A command that realizes tensors: the summary counts the runtime's host spans and the arrows from its

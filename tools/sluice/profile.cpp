@@ -1,8 +1,9 @@
 // `sluice profile -- <command and args>`: runs the command with $SLUICE_PROFILE set to the trace file,
-// then checks that a Perfetto-loadable trace was written (Chrome trace-event JSON with at least one
-// track and one kernel or copy slice) and summarizes it: slices per device queue, the host's spans per
-// phase (schedule, codegen, compile, submit, jit replay) and the submit -> execution arrows. A command
-// that is one of sluice's own subcommands (`sluice profile -- latency --quick`) runs this executable.
+// then checks that a Perfetto-loadable trace was written (Chrome trace-event JSON; a sluice program writes
+// one even when it ran no kernel or copy, a program that does not use sluice writes none) and summarizes it:
+// slices per device queue, the host's spans per phase (schedule, codegen, compile, submit, jit replay) and
+// the submit -> execution arrows. A command that is one of sluice's own subcommands (`sluice profile --
+// latency --quick`) runs this executable.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +61,10 @@ int run_child(std::vector<std::string> cmd, const std::string& trace, bool stdou
 int run(Options o) {
   if (o.command.empty()) throw UsageError("no command given (sluice profile -- <command> [args])");
   const std::string trace = std::filesystem::absolute(o.output).string();
+  const std::filesystem::path folder = std::filesystem::path(trace).parent_path();
+  if (!std::filesystem::is_directory(folder) || ::access(folder.c_str(), W_OK) != 0)
+    throw UsageError("cannot write the trace to " + trace + ": the folder " + folder.string() +
+                     (std::filesystem::is_directory(folder) ? " is not writable" : " does not exist"));
   std::error_code ec;
   std::filesystem::remove(trace, ec);
   // Under --json our stdout is the summary alone, so the command's output goes to stderr.
@@ -90,7 +95,7 @@ int run(Options o) {
           slices_per_track[std::to_string(key.first) + ":" + track]++;
         }
       }
-      if (slices_per_track.empty()) problem = "the trace holds no kernel or copy slices";
+
     } catch (const std::exception& e) {
       problem = std::string("the trace is not trace-event JSON: ") + e.what();
     }
@@ -109,6 +114,7 @@ int run(Options o) {
     for (auto& [track, n] : slices_per_track) std::printf("  %-40s %6zu slices\n", track.c_str(), n);
     for (auto& [name, n] : host_spans) std::printf("  host %-35s %6zu spans\n", name.c_str(), n);
     if (flows) std::printf("  %zu arrows from a submit to the work it ran\n", flows);
+    if (problem.empty() && slices == 0) std::printf("  the command ran no kernels or copies\n");
   }
   if (code != 0) {
     std::fprintf(stderr, "sluice profile: error: the command exited with %d\n", code);
@@ -142,7 +148,8 @@ void add_profile_command(CLI::App& app, int& exit_code) {
       "sizes) or copy (args: direction, bytes); a host track per thread with the\n"
       "runtime's schedule, codegen, compile, submit and jit replay spans; an\n"
       "arrow from each submit to the work it ran (JIT replays: args.replay).\n"
-      "The summary counts the slices per track, the host spans and arrows.\n"
+      "The summary counts the slices per track, the host spans and arrows\n"
+      "(a sluice program that ran no kernels or copies gives an empty trace).\n"
       "The command's stdout stays on stdout, except under --json or\n"
       "--stdout-to-stderr.\n" +
       exit_codes_help("the command wrote no usable trace; a command that fails passes its own exit code on"));
