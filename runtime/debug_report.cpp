@@ -23,14 +23,14 @@ std::string mem_in_use(const std::vector<hcq::Device*>& devices, const std::stri
 
 }  // namespace
 
-std::string duration_str(double ns) {
+std::string duration_str(double ns, int decimals) {
   char b[32];
   if (ns < 1e3)
     std::snprintf(b, sizeof b, "%.0f ns", ns);
   else if (ns < 1e6)
-    std::snprintf(b, sizeof b, "%.2f us", ns / 1e3);
+    std::snprintf(b, sizeof b, "%.*f us", decimals, ns / 1e3);
   else if (ns < 1e9)
-    std::snprintf(b, sizeof b, "%.2f ms", ns / 1e6);
+    std::snprintf(b, sizeof b, "%.*f ms", decimals, ns / 1e6);
   else
     std::snprintf(b, sizeof b, "%.2f s", ns / 1e9);
   return b;

@@ -16,8 +16,8 @@
 
 namespace sluice {
 
-// 850 ns, 12.30 us, 4.56 ms, 1.23 s: the unit chosen by magnitude.
-std::string duration_str(double ns);
+// 850 ns, 12.30 us, 4.56 ms, 1.23 s: the unit chosen by magnitude, us and ms with `decimals` places.
+std::string duration_str(double ns, int decimals = 2);
 // 512 B, 786.4 KB, 1.50 MB, 2.00 GB (decimal units, as GB/s).
 std::string bytes_str(uint64_t bytes);
 

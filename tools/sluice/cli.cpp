@@ -231,19 +231,6 @@ std::string format_bytes(uint64_t b) {
   return buf;
 }
 
-std::string format_ns(double ns) {
-  char buf[32];
-  if (ns < 1e3)
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (ns < 1e6)
-    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-  else if (ns < 1e9)
-    std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  return buf;
-}
-
 Stats stats_of(std::vector<double> s) {
   Stats st;
   st.n = s.size();

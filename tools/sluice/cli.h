@@ -80,7 +80,6 @@ class Progress {
 };
 
 std::string format_bytes(uint64_t bytes);  // "4 KiB", "256 MiB", "7.8 GiB"
-std::string format_ns(double ns);          // "850 ns", "12.3 us", "4.1 ms"
 // Text broken into lines of at most `width` characters, at spaces (a longer word is cut).
 std::vector<std::string> wrap(const std::string& text, size_t width);
 

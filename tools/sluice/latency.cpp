@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 
+#include "runtime/debug_report.h"
 #include "runtime/saved_plan.h"
 #include "tools/sluice/latency.h"
 
@@ -171,9 +172,9 @@ void print_human(const LatencyReport& r) {
       std::printf("  %-20s skipped: %s\n", m.name.c_str(), m.skipped.c_str());
       continue;
     }
-    std::printf("  %-20s %10s %10s %10s %10s\n", m.name.c_str(), format_ns(m.stats.min).c_str(),
-                format_ns(m.stats.median).c_str(), format_ns(m.stats.p99).c_str(),
-                format_ns(m.stats.max).c_str());
+    std::printf("  %-20s %10s %10s %10s %10s\n", m.name.c_str(), duration_str(m.stats.min, 1).c_str(),
+                duration_str(m.stats.median, 1).c_str(), duration_str(m.stats.p99, 1).c_str(),
+                duration_str(m.stats.max, 1).c_str());
   }
   std::vector<std::string> dirs;
   std::map<uint64_t, std::map<std::string, double>> median;
