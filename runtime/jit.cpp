@@ -40,12 +40,11 @@ UOp input_buffer(Tensor& t) {
 }
 
 // SLUICE_DEBUG's lines for one replay (runtime/debug_report.h): it waits for the replay to finish.
-void report_replay(hcq::Device& dev, std::chrono::steady_clock::time_point start,
+void report_replay(hcq::Device& dev, hcq::Clock::time_point start,
                    const std::vector<RealizeReport::KernelRun>& kernels,
                    const std::vector<hcq::GraphItem>& items) {
   dev.synchronize();
-  const double wall_ns =
-      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  const double wall_ns = std::chrono::duration<double, std::nano>(hcq::Clock::now() - start).count();
   std::vector<hcq::ProfileRecord> recs = dev.take_profile();
   const double dev_ns = report_kernel_runs("replay", recs, kernels, {&dev});
   const size_t copies = size_t(std::count_if(items.begin(), items.end(), [](const hcq::GraphItem& i) {
@@ -120,7 +119,9 @@ void Jit::capture(const std::vector<Tensor>& in) {
 }
 
 std::vector<Tensor> Jit::replay(const std::vector<Tensor>& inputs) {
-  const auto t0 = hcq::Clock::now();
+  // The clock is read only for a trace or SLUICE_DEBUG: a replay is the hot path.
+  const bool traced = profiling_enabled(), reported = debug_level() >= 1;
+  const auto t0 = traced ? hcq::Clock::now() : hcq::Clock::time_point{};
   SLUICE_CHECK_IN(ValueError, "jit", inputs.size() == sigs_.size())
       << "captured with " << sigs_.size() << " inputs, called with " << inputs.size();
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -146,18 +147,15 @@ std::vector<Tensor> Jit::replay(const std::vector<Tensor>& inputs) {
       graph_->set_buf(p.item, p.arg, addr);
     }
   }
-  const int debug = debug_level();
-  if (debug >= 1) dev.set_profiling(true);  // SLUICE_DEBUG times each replayed kernel
-  const auto replay_start = std::chrono::steady_clock::now();
-  const bool traced = profiling_enabled();
-  if (traced) dev.set_profiling(true);  // profiling may have started after the capture
-  const auto t_submit = hcq::Clock::now();
+  // Both time each replayed kernel; profiling may have started after the capture.
+  if (traced || reported) dev.set_profiling(true);
+  const auto t_submit = traced || reported ? hcq::Clock::now() : hcq::Clock::time_point{};
   const uint64_t done = graph_->replay();
   if (traced) trace_submit(dev, graph_->queue(), done, t_submit, capture_->item_ops, /*replay=*/true);
   for (auto& m : mem)
     if (m) m->use(done);
   for (auto& m : capture_->memory) m->use(done);
-  if (debug >= 1) report_replay(dev, replay_start, replayed_, capture_->items);
+  if (reported) report_replay(dev, t_submit, replayed_, capture_->items);
   if (traced) trace_host_span("jit replay", t0, {{"kernels", int64_t(graph_->size())}});
   return outputs_;
 }
