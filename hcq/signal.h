@@ -15,16 +15,24 @@
 //   failure wins; a failed signal stays failed.
 //
 // Ownership and threading
-// - Signals are neither copied nor moved: queues refer to them by address. A signal must outlive every
-//   submitted command that refers to it. Create device signals with Device::new_signal (they then name
-//   their device in errors and a timed-out wait asks that device what is holding it up), or construct
-//   one directly for a host-only signal.
+// - Signals are neither copied nor moved: packets name them by address. A signal must be alive when a
+//   submission that names it is submitted. Where the device's queues hold a SignalRef to it (Vulkan; the
+//   CPU, OpenCL and CUDA queues still keep the address, so there it must outlive the work), it may be
+//   destroyed while that work is pending (a caller that gave up after a timed-out wait): a pending write
+//   to it lands in state nobody reads and is dropped, and a pending wait on it waits on for a value it
+//   can no longer get (the device's destructor fails it, device.h). Create device signals
+//   with Device::new_signal (they then name their device in errors and a timed-out wait asks that device
+//   what is holding it up), or construct one directly for a host-only signal.
 // - Every member is thread-safe; any number of host threads and device queues may use a signal at once.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hcq/counter.h"
 
@@ -38,6 +46,35 @@ class Device;
 // (about a hundred kernels, one submission) takes 30 to 40 s.
 inline constexpr std::chrono::milliseconds kDefaultTimeout{120'000};
 
+class Signal;
+
+// A device queue's reference to a signal: a queue that keeps a signal past the submit call (a command
+// processed later, a write applied once the hardware finished) keeps one of these rather than the
+// Signal's address. It shares the signal's state, which stays alive while any reference does, so the
+// Signal itself may be destroyed meanwhile (see Ownership above): writes through the reference are then
+// dropped. Cheap to copy (one reference count); thread-safe as Signal.
+class SignalRef {
+ public:
+  SignalRef() = default;
+  explicit operator bool() const { return state_ != nullptr; }
+  bool refers_to(const Signal& s) const;
+
+  const std::string& name() const;
+  uint64_t value() const;
+  bool failed() const;
+  std::string error() const;
+  // As Signal's members of the same names.
+  void device_write(uint64_t v, uint64_t timestamp_ns) const;
+  void device_timestamp(uint64_t timestamp_ns) const;
+  void fail(const std::string& message) const;
+  bool wait_until(uint64_t v, Clock::time_point deadline) const;
+
+ private:
+  friend class Signal;
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
 class Signal {
  public:
   // `owner` (may be null) is the device named in errors and asked to explain a timed-out wait.
@@ -45,13 +82,13 @@ class Signal {
   Signal(const Signal&) = delete;
   Signal& operator=(const Signal&) = delete;
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const { return ref_.name(); }
   Device* owner() const { return owner_; }
 
   // The current value (acquire: memory written before the device signalled it is visible).
-  uint64_t value() const { return value_.value(); }
+  uint64_t value() const { return ref_.value(); }
   // Host-clock time of the last device-side write; 0 before the first.
-  uint64_t timestamp_ns() const { return timestamp_.load(std::memory_order_acquire); }
+  uint64_t timestamp_ns() const;
 
   // Host write. Throws Error `[set] ...` if v is below the current value.
   void set(uint64_t v);
@@ -65,27 +102,46 @@ class Signal {
 
   // Marks the signal failed with `message` (kept as is: give it the "[func] ..." form) and wakes all
   // waiters. Later calls keep the first message.
-  void fail(const std::string& message);
-  bool failed() const { return failed_.load(std::memory_order_acquire); }
-  std::string error() const;  // the stored message; empty unless failed()
+  void fail(const std::string& message) { ref_.fail(message); }
+  bool failed() const { return ref_.failed(); }
+  std::string error() const { return ref_.error(); }  // the stored message; empty unless failed()
 
   // --- For device queues (backends) ---
+  // A reference that outlives this Signal (SignalRef above). Take it while the signal is alive: at submit.
+  const SignalRef& ref() const { return ref_; }
   // A device-side write: stores the timestamp, then raises the value to max(value, v).
-  void device_write(uint64_t v, uint64_t timestamp_ns);
+  void device_write(uint64_t v, uint64_t timestamp_ns) { ref_.device_write(v, timestamp_ns); }
   // A `timestamp` command: stores the timestamp without touching the value.
-  void device_timestamp(uint64_t timestamp_ns) { timestamp_.store(timestamp_ns, std::memory_order_release); }
+  void device_timestamp(uint64_t timestamp_ns) { ref_.device_timestamp(timestamp_ns); }
   // The non-throwing wait a command processor uses: true once value() >= v or the signal failed, false
   // when `deadline` passes.
-  bool wait_until(uint64_t v, Clock::time_point deadline) const;
+  bool wait_until(uint64_t v, Clock::time_point deadline) const { return ref_.wait_until(v, deadline); }
 
  private:
-  std::string name_;
   Device* owner_;
-  Counter value_;
-  std::atomic<uint64_t> timestamp_{0};
-  std::atomic<bool> failed_{false};
-  mutable std::mutex error_mu_;
-  std::string error_;
+  SignalRef ref_;
+};
+
+// The signals a submission's packets name (wait, signal and timestamp packets, hcq/queue.h), referenced
+// at submit, when the caller guarantees them alive; a queue that processes the packets later reads each
+// one's signal through at(), never through the address in the packet. Not thread-safe (one per
+// submission, used by the thread processing it).
+class SubmissionSignals {
+ public:
+  SubmissionSignals() = default;
+  explicit SubmissionSignals(std::span<const uint64_t> words);
+  // The signal of the packet at word `offset`; SLUICE_ASSERTs that it names one.
+  const SignalRef& at(size_t offset) const;
+  // Every signal a `signal` packet at or after word `offset` names (what a skipped rest would write).
+  std::vector<SignalRef> written_from(size_t offset) const;
+
+ private:
+  struct Entry {
+    size_t at;   // packet offset
+    bool write;  // a `signal` packet
+    SignalRef ref;
+  };
+  std::vector<Entry> refs_;  // by offset, ascending
 };
 
 }  // namespace sluice::hcq

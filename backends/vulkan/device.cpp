@@ -203,8 +203,8 @@ class Device final : public hcq::Device {
       switch (st.phase) {
         case QueueStatus::Idle: os << q << " is idle"; break;
         case QueueStatus::Waiting:
-          os << q << " waits for signal '" << st.signal->name() << "' to reach " << st.value << " (value "
-             << st.signal->value() << ")";
+          os << q << " waits for signal '" << st.signal.name() << "' to reach " << st.value << " (value "
+             << st.signal.value() << ")";
           break;
         case QueueStatus::Running: {
           uint64_t ran = now > st.since_ns ? now - st.since_ns : 0;
@@ -382,7 +382,7 @@ class Device final : public hcq::Device {
         << ms(uint64_t(hang_timeout().count())) << " ms, and its queue was reset";
     if (!queues_[k]->abandon(st.token)) return false;
     std::scoped_lock lk(submit_mu_[kCompute], submit_mu_[kCopy]);
-    for (hcq::Signal* s : queues_[k]->dropped_signals()) s->fail(msg.str());
+    for (const hcq::SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg.str());
     graveyard_.push_back(std::move(queues_[k]));
     queues_[k] = start_queue(config(k));
     live_[k].store(queues_[k].get(), std::memory_order_release);

@@ -18,18 +18,22 @@ namespace pk = hcq::packet;
 
 constexpr uint32_t kQueries = 4096;                    // timestamp slots in flight per queue
 constexpr auto kPoll = std::chrono::milliseconds(50);  // how often blocked threads look at the stop flags
+// Segments in flight per queue. A caller that submits faster than the device runs, and never waits, is
+// held back here rather than piling up command buffers (lavapipe: about 4 KB each, kept for reuse once
+// done) and events without end: 1024 keep any device busy and cost a few MB.
+constexpr size_t kMaxSegments = 1024;
 
 // What the completion thread does once a segment finished, in record order.
 struct Event {
   enum Kind : uint8_t { Signal, Timestamp, Fail, Profile, Retire };
-  Event(Kind k, hcq::Signal* s = nullptr, uint64_t v = 0, uint32_t slot = UINT32_MAX,
+  Event(Kind k, hcq::SignalRef s = {}, uint64_t v = 0, uint32_t slot = UINT32_MAX,
         const hcq::Program* p = nullptr, std::shared_ptr<std::string> err = nullptr)
-      : kind(k), signal(s), value(v), slot(slot), program(p), error(std::move(err)) {}
+      : kind(k), signal(std::move(s)), value(v), slot(slot), program(p), error(std::move(err)) {}
   Kind kind;
-  hcq::Signal* signal;
-  uint64_t value;                      // Signal/Retire: the value; Profile: bytes
-  uint32_t slot;                       // timestamp query (Profile: the start; the end is slot + 1)
-  const hcq::Program* program;         // Profile: null for a copy
+  hcq::SignalRef signal;        // not a Signal*: the Signal may be gone before the event applies (signal.h)
+  uint64_t value;               // Signal/Retire: the value; Profile: bytes
+  uint32_t slot;                // timestamp query (Profile: the start; the end is slot + 1)
+  const hcq::Program* program;  // Profile: null for a copy
   std::shared_ptr<std::string> error;  // Fail
   uint64_t submission = 0;             // Profile: the command's timeline value and packet offset
   uint32_t at = 0;
@@ -135,7 +139,7 @@ class VkQueueImpl final : public Queue {
       const std::string msg = "[~Device] " + cfg_.device_name + " was destroyed while " + cfg_.queue_name +
                               " held work the GPU did not finish within the hang timeout of " +
                               std::to_string(double(limit.count()) / 1e6) + " ms";
-      for (hcq::Signal* s : dropped_signals()) s->fail(msg);
+      for (const hcq::SignalRef& s : dropped_signals()) s.fail(msg);
       clean_ = false;
     } else if (abandoned_ && submitted_) {
       // Reset after a hang (device.h): its abandoned work must finish before its objects go, but a hung
@@ -152,7 +156,7 @@ class VkQueueImpl final : public Queue {
   bool quiet() override {
     std::lock_guard lk(mu_);
     if (!inflight_.empty()) return false;
-    if (waiting_on_) return waiting_on_->value() < waiting_for_ && !waiting_on_->failed();
+    if (waiting_on_) return waiting_on_.value() < waiting_for_ && !waiting_on_.failed();
     return !busy_ && fifo_.empty();
   }
 
@@ -161,14 +165,14 @@ class VkQueueImpl final : public Queue {
     if (fifo_.empty() && !busy_ && ready(words)) {
       busy_ = true;  // the worker leaves the queue to this thread until it is done
       lk.unlock();
-      process(words, tv);
+      process(words, tv, hcq::SubmissionSignals(words));
       lk.lock();
       busy_ = false;
       if (!fifo_.empty()) work_cv_.notify_one();
       cv_.notify_all();
       return;
     }
-    fifo_.push_back({std::vector<uint64_t>(words.begin(), words.end()), tv});
+    fifo_.push_back({std::vector<uint64_t>(words.begin(), words.end()), tv, hcq::SubmissionSignals(words)});
     work_cv_.notify_one();
   }
 
@@ -197,7 +201,7 @@ class VkQueueImpl final : public Queue {
       std::lock_guard lk(mu_);
       for (const Segment& seg : inflight_) {
         for (const Event& e : seg.events)
-          if ((e.kind == Event::Signal && e.signal == &s && e.value >= v) ||
+          if ((e.kind == Event::Signal && e.signal.refers_to(s) && e.value >= v) ||
               (tv && e.kind == Event::Retire && e.value >= tv)) {
             target = seg.value;
             break;
@@ -231,15 +235,14 @@ class VkQueueImpl final : public Queue {
     return true;
   }
 
-  std::vector<hcq::Signal*> dropped_signals() override {
+  std::vector<hcq::SignalRef> dropped_signals() override {
     std::lock_guard lk(mu_);
-    std::vector<hcq::Signal*> out;
+    std::vector<hcq::SignalRef> out;
     for (const Segment& s : inflight_)
       for (const Event& e : s.events)
         if (e.kind == Event::Signal || e.kind == Event::Fail) out.push_back(e.signal);
-    for (const auto& [words, tv] : fifo_)
-      for (size_t i = 0; i < words.size(); i += pk::words(words[i]))
-        if (pk::op(words[i]) == pk::Signal) out.push_back(pk::ptr<hcq::Signal>(words[i + 1]));
+    for (const Submission& sub : fifo_)
+      for (hcq::SignalRef& r : sub.signals.written_from(0)) out.push_back(std::move(r));
     return out;
   }
 
@@ -259,11 +262,11 @@ class VkQueueImpl final : public Queue {
     for (;;) {
       work_cv_.wait(lk, [&] { return stop_ || abandoned_ || (!fifo_.empty() && !busy_); });
       if (stop_ || abandoned_) return;
-      auto [words, tv] = std::move(fifo_.front());
+      Submission sub = std::move(fifo_.front());
       fifo_.pop_front();
       busy_ = true;
       lk.unlock();
-      process(words, tv);
+      process(sub.words, sub.tv, sub.signals);
       lk.lock();
       busy_ = false;
       cv_.notify_all();
@@ -272,7 +275,8 @@ class VkQueueImpl final : public Queue {
 
   // --- Recording (one thread at a time: the worker, or a pusher while busy_) ---
 
-  void process(std::span<const uint64_t> w, uint64_t tv) {
+  // The packets' signals are read through `signals`: the Signals themselves may be gone by now.
+  void process(std::span<const uint64_t> w, uint64_t tv, const hcq::SubmissionSignals& signals) {
     std::shared_ptr<std::string> error;
     {
       std::lock_guard lk(mu_);
@@ -295,9 +299,9 @@ class VkQueueImpl final : public Queue {
       tv_ = tv, at_ = uint32_t(i);
       try {
         switch (pk::op(p[0])) {
-          case pk::Wait: error = wait(*pk::ptr<const hcq::Signal>(p[1]), p[2]); break;
-          case pk::Signal: event(Event(Event::Signal, pk::ptr<hcq::Signal>(p[1]), p[2]), true); break;
-          case pk::Timestamp: event(Event(Event::Timestamp, pk::ptr<hcq::Signal>(p[1])), true); break;
+          case pk::Wait: error = wait(signals.at(i), p[2]); break;
+          case pk::Signal: event(Event(Event::Signal, signals.at(i), p[2]), true); break;
+          case pk::Timestamp: event(Event(Event::Timestamp, signals.at(i)), true); break;
           case pk::Exec: exec(pk::ExecView(p)); break;
           case pk::Copy: copy(p[1], p[2], p[3]); break;
           case pk::Barrier:
@@ -315,11 +319,9 @@ class VkQueueImpl final : public Queue {
       }
     }
     // The rest of a failed submission is skipped: its signals fail; it still retires in order.
-    for (; i < w.size(); i += pk::words(w[i]))
-      if (pk::op(w[i]) == pk::Signal)
-        cur_.events.push_back(
-            Event(Event::Fail, pk::ptr<hcq::Signal>(w[i + 1]), 0, UINT32_MAX, nullptr, error));
-    cur_.events.push_back(Event(Event::Retire, nullptr, tv));
+    for (hcq::SignalRef& s : signals.written_from(i))
+      cur_.events.push_back(Event(Event::Fail, std::move(s), 0, UINT32_MAX, nullptr, error));
+    cur_.events.push_back(Event(Event::Retire, {}, tv));
     try {
       flush();
     } catch (const std::exception& e) {
@@ -339,12 +341,12 @@ class VkQueueImpl final : public Queue {
   }
 
   // Host-side wait in the worker. Returns the error that fails the submission, if any.
-  std::shared_ptr<std::string> wait(const hcq::Signal& s, uint64_t v) {
+  std::shared_ptr<std::string> wait(const hcq::SignalRef& s, uint64_t v) {
     if (s.value() >= v && !s.failed()) return nullptr;
     flush();  // earlier work must not wait behind the signal
     {
       std::lock_guard lk(mu_);
-      waiting_on_ = &s, waiting_for_ = v;
+      waiting_on_ = s, waiting_for_ = v;
     }
     bool given_up = false;
     while (!s.wait_until(v, hcq::Clock::now() + kPoll) && !abandoned_) {
@@ -357,7 +359,7 @@ class VkQueueImpl final : public Queue {
     }
     {
       std::lock_guard lk(mu_);
-      waiting_on_ = nullptr;
+      waiting_on_ = {};
     }
     if (s.failed()) return std::make_shared<std::string>(s.error());
     if (given_up)
@@ -446,7 +448,7 @@ class VkQueueImpl final : public Queue {
   void profile_end(uint32_t slot, const hcq::Program* p, uint64_t bytes) {
     if (slot == UINT32_MAX) return;
     timestamp(slot + 1, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
-    cur_.events.push_back(Event(Event::Profile, nullptr, bytes, slot, p));
+    cur_.events.push_back(Event(Event::Profile, {}, bytes, slot, p));
     cur_.events.back().submission = tv_, cur_.events.back().at = at_;
   }
 
@@ -588,6 +590,7 @@ class VkQueueImpl final : public Queue {
   // thread.
   void flush() {
     if (!cur_.recording && cur_.events.empty()) return;
+    make_room();
     if (cur_.recording) check(vk_.vkEndCommandBuffer(cur_.cmd), "vkEndCommandBuffer");
     cur_.recording = false;
     // No wait: vkQueueSubmit's semaphore signal covers every command submitted earlier to the VkQueue, and
@@ -613,9 +616,17 @@ class VkQueueImpl final : public Queue {
   // For a segment that cannot be submitted: its semaphore value is signalled from the host once the one
   // before it finished, so it still completes in order.
   void flush_host_only() {
+    make_room();
     cur_.submit_ns = hcq::now_ns();
     cur_.value = 0;  // the completion thread applies it without waiting on the semaphore
     enqueue();
+  }
+
+  // Blocks while kMaxSegments are in flight, until the completion thread retired one (or the queue was
+  // abandoned: its segments never retire).
+  void make_room() {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return inflight_.size() < kMaxSegments || abandoned_; });
   }
 
   void enqueue() {
@@ -713,14 +724,14 @@ class VkQueueImpl final : public Queue {
       switch (e.kind) {
         case Event::Signal:
           if (error)
-            e.signal->fail(*error);
+            e.signal.fail(*error);
           else
-            e.signal->device_write(e.value, ns_of(e.slot));
+            e.signal.device_write(e.value, ns_of(e.slot));
           break;
         case Event::Timestamp:
-          if (!error) e.signal->device_timestamp(ns_of(e.slot));
+          if (!error) e.signal.device_timestamp(ns_of(e.slot));
           break;
-        case Event::Fail: e.signal->fail(*e.error); break;
+        case Event::Fail: e.signal.fail(*e.error); break;
         case Event::Profile:
           if (!error)
             cfg_.profile({cfg_.device_name, cfg_.queue_name, e.program ? e.program->name() : "copy",
@@ -759,18 +770,23 @@ class VkQueueImpl final : public Queue {
   // Each waiter has its own condition variable, so a notification wakes only the thread it is for.
   std::condition_variable work_cv_;  // the worker: fifo_, busy_, stop_, abandoned_
   std::condition_variable done_cv_;  // the completion thread: inflight_, stop_, abandoned_
-  std::condition_variable cv_;       // the rest: slots freed, the queue drained (destructor)
+  std::condition_variable cv_;       // the rest: slots and segments freed, the queue drained (destructor)
   void notify_all() {
     work_cv_.notify_all();
     done_cv_.notify_all();
     cv_.notify_all();
   }
-  std::deque<std::pair<std::vector<uint64_t>, uint64_t>> fifo_;
+  struct Submission {
+    std::vector<uint64_t> words;
+    uint64_t tv;
+    hcq::SubmissionSignals signals;  // referenced at push, while the caller kept them alive
+  };
+  std::deque<Submission> fifo_;
   bool busy_ = false, stop_ = false;
   std::atomic<bool> abandoned_{false};
   std::atomic<bool> closing_{false};  // close(): host waits give up once the device is settled
   bool shut_ = false, clean_ = true;  // shutdown() ran; its answer (destructor's thread only)
-  const hcq::Signal* waiting_on_ = nullptr;
+  hcq::SignalRef waiting_on_;
   uint64_t waiting_for_ = 0;
   std::deque<Segment> inflight_;
   std::shared_ptr<std::string> lost_;  // set once the device is lost: later work fails with it

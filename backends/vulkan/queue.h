@@ -39,6 +39,14 @@
 // Fast path: a submission whose waits are all satisfied when it is pushed, to a queue with nothing queued
 // on its worker, is recorded and submitted on the caller's thread.
 //
+// Bounded: at most 1024 segments are in flight; recording the next one waits until the completion thread
+// retired one. So a caller that submits faster than the device runs, and never waits, holds a bounded
+// amount of host memory (command buffers are kept for reuse), as the CPU device's ring does.
+//
+// Signal lifetime (hcq/signal.h): push() takes a SignalRef to every signal the submission names, and the
+// worker, the completion thread and status() use only those, so a signal destroyed while its submission
+// is pending is never touched: its writes are dropped.
+//
 // Failures: a Vulkan call that fails while processing fails the signals of the rest of the submission
 // with "[call] failed: VK_..."; VK_ERROR_DEVICE_LOST (from vkQueueSubmit or while waiting on the
 // semaphore) marks the queue lost: the segments in flight and every later submission fail their signals
@@ -87,7 +95,7 @@ struct QueueConfig {
 
 struct QueueStatus {
   enum Phase { Idle, Waiting, Running } phase = Idle;
-  const hcq::Signal* signal = nullptr;  // Waiting: on what
+  hcq::SignalRef signal;  // Waiting: on what
   uint64_t value = 0;
   std::string kernels;  // Running: the oldest unfinished segment's kernels ("'a', 'b'")
   uint64_t since_ns = 0;
@@ -103,7 +111,7 @@ class Queue {
   // touching signals and the timeline. Returns false if that segment finished meanwhile.
   virtual bool abandon(uint64_t token) = 0;
   // After abandon(): every signal the queue's unfinished work would have written.
-  virtual std::vector<hcq::Signal*> dropped_signals() = 0;
+  virtual std::vector<hcq::SignalRef> dropped_signals() = 0;
   // hcq::Device::wait_in_driver: if a submitted segment writes `s` >= `value` (or retires timeline value
   // `timeline_value`, when non-zero), waits for it in vkWaitSemaphores on the calling thread (until
   // `deadline` at most) and applies what finished. Never throws.
