@@ -1,6 +1,7 @@
 #include "runtime/buffer.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "base/error.h"
 #include "hcq/error.h"
@@ -18,6 +19,7 @@ struct BufferSlot {
 };
 
 std::mutex g_slot_mu;  // creating a slot (the payload is set once per node)
+std::atomic<uint64_t> g_copied_out{0};
 
 BufferSlot& slot(const UOp& buffer) {
   SLUICE_ASSERT(buffer.op() == Op::Buffer);
@@ -120,6 +122,7 @@ void Buffer::copyout(void* dst) {
     mem = b.mem_;
   }
   dev_->allocator().copyout(dst, mem, nbytes(), at - mem.addr);
+  g_copied_out += nbytes();
 }
 
 void Buffer::use(uint64_t v) {
@@ -212,5 +215,7 @@ std::vector<std::byte> read_buffer_bytes(const UOp& buffer, const char* fn) {
       << buffer.dtype().name() << " on " << buffer.device() << ") has no data to read";
   return host->bytes;
 }
+
+uint64_t bytes_copied_out() { return g_copied_out; }
 
 }  // namespace sluice

@@ -93,5 +93,7 @@ void drop_host_buffer(const UOp& buffer);
 // The contents of a BUFFER node as bytes: from its device Buffer when it has one, else its HostBuffer.
 // Throws ValueError naming the buffer when it has neither.
 std::vector<std::byte> read_buffer_bytes(const UOp& buffer, const char* fn);
+// Bytes copied from device memory to the host (Buffer::copyout) in this process so far: what reads cost.
+uint64_t bytes_copied_out();
 
 }  // namespace sluice

@@ -4,6 +4,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "runtime/device.h"
 #include "runtime/realize.h"
 #include "runtime/tensor.h"
 
@@ -40,7 +41,8 @@ void nested(std::ostream& os, const eval::HostArray& a, size_t axis, int64_t& k)
 std::string Tensor::values_str(int64_t max_elements) {
   if (numel() > max_elements) return str();
   realize();
-  eval::HostArray a = read_realized(uop());
+  const eval::HostArray a =
+      eval::HostArray::from_bytes(dtype(), shape(), realizer(device()).read(*this, "print"));
   std::ostringstream os;
   os << "Tensor(";
   int64_t k = 0;

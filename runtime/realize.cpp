@@ -303,15 +303,23 @@ void Realizer::run_schedule(const Schedule& s, RealizeReport* report, Capture* c
   if (report) *report = std::move(rep);
 }
 
-eval::HostArray read_realized(const UOp& form) {
-  return eval::evaluate(form, [](const UOp& b) {
-    return eval::HostArray::from_bytes(b.dtype(), {b.arg_as<int64_t>()}, read_buffer_bytes(b, "realize"));
-  });
+std::vector<std::byte> Realizer::read(const Tensor& realized, const char* fn) {
+  if (realized.numel() == 0) return {};
+  UOp b = realized.dense_buffer();
+  // A view's elements are gathered on the device (the copy's realized form is dense, so this never
+  // recurses): reading its buffer instead would bring the whole buffer to the host for a few elements.
+  if (!b) b = Tensor(realize({realized.contiguous()}).at(0), realized.device()).dense_buffer();
+  SLUICE_ASSERT(b);
+  return read_buffer_bytes(b, fn);
 }
 
 std::vector<eval::HostArray> Realizer::run(const std::vector<Tensor>& tensors, RealizeReport* report) {
+  const std::vector<UOp> forms = realize(tensors, report);
   std::vector<eval::HostArray> out;
-  for (const UOp& f : realize(tensors, report)) out.push_back(read_realized(f));
+  for (size_t i = 0; i < forms.size(); ++i) {
+    const Tensor t(forms[i], tensors[i].device());
+    out.push_back(eval::HostArray::from_bytes(t.dtype(), t.shape(), read(t, "realize")));
+  }
   return out;
 }
 

@@ -105,6 +105,13 @@ class Realizer {
   void run_schedule(const Schedule& s, RealizeReport* report = nullptr, Capture* capture = nullptr);
   // realize, then each tensor's values copied to the host (on NULL, whatever its memory holds).
   std::vector<eval::HostArray> run(const std::vector<Tensor>& tensors, RealizeReport* report = nullptr);
+  // The values of a realized tensor (realize's form: a BUFFER viewed by movement ops, or a constant),
+  // row-major, in its own dtype as storage holds them (half and bfloat16 as their bits, bool as 0/1
+  // bytes). A form that is not a dense buffer is first copied into one on its device by a kernel this
+  // Realizer runs, so the host receives only the tensor's elements, never the whole buffer under a view.
+  // Waits for the device. On NULL the bytes are whatever its memory holds; ValueError (naming `fn`) when
+  // a buffer holds no data.
+  std::vector<std::byte> read(const Tensor& realized, const char* fn);
   // The source a program this Realizer loaded was compiled from; "" for a program it did not load.
   std::string source_of(const hcq::Program& program) const;
 
@@ -134,9 +141,6 @@ class Realizer {
 // How many schedules this thread has run (realize and run_schedule calls), so that the JIT can tell that
 // a function realized something while it was being captured.
 uint64_t schedules_run_on_this_thread();
-
-// Every value of a realized form (a BUFFER viewed by movement ops), read from device memory.
-eval::HostArray read_realized(const UOp& form);
 
 // The values of t computed on the process-wide CPU device and its Realizer (runtime/device.h).
 eval::HostArray realize_on_cpu(const Tensor& t);

@@ -8,7 +8,6 @@
 #include <ostream>
 #include <sstream>
 
-#include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/realize.h"
 #include "runtime/tensor_internal.h"
@@ -143,9 +142,7 @@ void Tensor::read_into(const char* fn, DType want, void* out) {
   const DType dt = dtype();
   const bool half_as_float = want == dtypes::float32 && (dt == dtypes::float16 || dt == dtypes::bfloat16);
   realize();
-  // A dense realized form is its buffer's bytes; any other view is evaluated over the buffer on the host.
-  const UOp b = dense_buffer();
-  std::vector<std::byte> bytes = b ? read_buffer_bytes(b, fn) : read_realized(uop_).to_bytes();
+  const std::vector<std::byte> bytes = realizer(device_).read(*this, fn);
   if (!half_as_float) {
     if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
     return;
