@@ -9,7 +9,7 @@ namespace {
 
 Dialect cpu_dialect() {
   Dialect d;
-  d.global_ids = {"(int)g0", "(int)g1", "(int)g2"};  // wrap() decodes them from the flat index g
+  d.global_ids = {"g0", "g1", "g2"};  // wrap() decodes them from the flat index g
   d.type_names = {{Scalar::Bool, "_Bool"}};
   d.float_fn_suffix = "f";
   d.math_prefix = "__builtin_";  // libm through builtins: clang inlines sqrt/trunc and calls exp2f, ...

@@ -30,6 +30,26 @@ struct Ctx {
 std::string utype(DType dt) { return dt.itemsize() == 8 ? "unsigned long" : "unsigned int"; }
 int bits(DType dt) { return 8 * dt.itemsize(); }
 
+// Whether a signed ADD, SUB or MUL provably stays inside its dtype: from its operands' ranges, since its
+// own range is clamped to the dtype's limits wherever it could wrap (core/ir/range.cpp), which would read
+// as fitting. Bounds beyond 2^53 are not exact as doubles: they never count as fitting.
+bool cannot_overflow(const UOp& u) {
+  const DType dt = u.dtype();
+  if (dt.scalar != Scalar::Int32 && dt.scalar != Scalar::Int64) return false;
+  const double a = u.src(0).vmin(), b = u.src(0).vmax(), c = u.src(1).vmin(), d = u.src(1).vmax();
+  double lo = 0, hi = 0;
+  switch (u.op()) {
+    case Op::Add: lo = a + c, hi = b + d; break;
+    case Op::Sub: lo = a - d, hi = b - c; break;
+    case Op::Mul:
+      lo = std::min({a * c, a * d, b * c, b * d}), hi = std::max({a * c, a * d, b * c, b * d});
+      break;
+    default: return false;
+  }
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  return lo >= std::max(dt.min(), -kExact) && hi <= std::min(dt.max(), kExact);
+}
+
 std::string literal(const CStyleRenderer& r, const UOp& c) {
   const DType dt = c.dtype();
   char buf[64];
@@ -91,8 +111,7 @@ std::string alu_expr(Ctx& c, const UOp& u) {
   // index arithmetic then stays plain signed C, which the compiler may assume never overflows (it
   // strength-reduces and hoists it: a 3x3 conv's inner loop ran 30% faster on the CPU).
   auto wrapped = [&](const char* op) {
-    if (dt.scalar == Scalar::Int32 && u.vmin() >= dt.min() && u.vmax() <= dt.max())
-      return "(" + s(0) + " " + op + " " + s(1) + ")";
+    if (cannot_overflow(u)) return "(" + s(0) + " " + op + " " + s(1) + ")";
     return "(" + T + ")((" + U + ")" + s(0) + " " + op + " (" + U + ")" + s(1) + ")";
   };
   auto math = [&](const char* fn) {
@@ -363,13 +382,13 @@ std::string CStyleRenderer::render(const codegen::Kernel& k) const {
       case Op::Special: {
         const std::string& n = u.arg_as<VarArg>().name;  // "gidxN" / "lidxN": launch dimension N
         const auto& ids = n[0] == 'l' ? d_.local_ids : d_.global_ids;
-        c.line("const " + T + " " + n + " = " + ids[size_t(n.back() - '0')] + ";");
+        c.line("const " + T + " " + n + " = (" + T + ")" + ids[size_t(n.back() - '0')] + ";");
         c.name[u.get()] = n;
         break;
       }
       case Op::Range: {
         std::string n = c.fresh("ridx");
-        c.line("for (int " + n + " = 0; " + n + " < " + c[u.src(0)] + "; " + n + "++) {");
+        c.line("for (" + T + " " + n + " = 0; " + n + " < " + c[u.src(0)] + "; " + n + "++) {");
         c.name[u.get()] = n;
         ++c.depth;
         break;

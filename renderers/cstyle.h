@@ -31,10 +31,12 @@ namespace sluice::render {
 struct Dialect {
   std::string kernel_prefix;  // before the function: "__kernel " (OpenCL), "extern \"C\" __global__ "
   std::string buffer_prefix;  // before a buffer's element type: "__global " (OpenCL)
-  std::array<std::string, 3> global_ids;  // the work-group id along each launch dimension, as an int
-  std::array<std::string, 3> local_ids;   // the work-item id within the group (LOCAL opts; unused yet)
-  std::string barrier;                    // "__syncthreads();", "barrier(CLK_LOCAL_MEM_FENCE);"
-  std::string shared_prefix;              // declares shared memory: "__shared__ ", "__local "
+  // The work-group id along each launch dimension, and the work-item id within the group (LOCAL opts), as
+  // unsigned expressions: the renderer casts them to the kernel's index dtype.
+  std::array<std::string, 3> global_ids;
+  std::array<std::string, 3> local_ids;
+  std::string barrier;        // "__syncthreads();", "barrier(CLK_LOCAL_MEM_FENCE);"
+  std::string shared_prefix;  // declares shared memory: "__shared__ ", "__local "
   std::vector<std::pair<Scalar, std::string>> type_names;  // overrides of DType::c_name ("_Bool")
   // half / bfloat16 arithmetic in the language (type_names gives the type). Otherwise emulated: buffers
   // hold the IEEE bits as unsigned short, values are floats rounded to the 16-bit format after every op

@@ -8,8 +8,8 @@ namespace {
 Dialect cuda_dialect() {
   Dialect d;
   d.kernel_prefix = "extern \"C\" __global__ ";
-  d.global_ids = {"(int)blockIdx.x", "(int)blockIdx.y", "(int)blockIdx.z"};
-  d.local_ids = {"(int)threadIdx.x", "(int)threadIdx.y", "(int)threadIdx.z"};
+  d.global_ids = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
+  d.local_ids = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
   d.barrier = "__syncthreads();";
   d.shared_prefix = "__shared__ ";
   d.type_names = {{Scalar::Float16, "half"}, {Scalar::BFloat16, "__nv_bfloat16"}};

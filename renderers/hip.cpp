@@ -9,10 +9,10 @@ namespace {
 Dialect hip_dialect() {
   Dialect d;
   d.kernel_prefix = "extern \"C\" __attribute__((global)) ";
-  d.global_ids = {"(int)__builtin_amdgcn_workgroup_id_x()", "(int)__builtin_amdgcn_workgroup_id_y()",
-                  "(int)__builtin_amdgcn_workgroup_id_z()"};
-  d.local_ids = {"(int)__builtin_amdgcn_workitem_id_x()", "(int)__builtin_amdgcn_workitem_id_y()",
-                 "(int)__builtin_amdgcn_workitem_id_z()"};
+  d.global_ids = {"__builtin_amdgcn_workgroup_id_x()", "__builtin_amdgcn_workgroup_id_y()",
+                  "__builtin_amdgcn_workgroup_id_z()"};
+  d.local_ids = {"__builtin_amdgcn_workitem_id_x()", "__builtin_amdgcn_workitem_id_y()",
+                 "__builtin_amdgcn_workitem_id_z()"};
   // What HIP's __syncthreads expands to: release, barrier, acquire at work-group scope.
   d.barrier =
       "__builtin_amdgcn_fence(__ATOMIC_RELEASE, \"workgroup\"); __builtin_amdgcn_s_barrier(); "

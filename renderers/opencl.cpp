@@ -10,8 +10,8 @@ Dialect opencl_dialect(bool native_half) {
   Dialect d;
   d.kernel_prefix = "__kernel ";
   d.buffer_prefix = "__global ";
-  d.global_ids = {"(int)get_group_id(0)", "(int)get_group_id(1)", "(int)get_group_id(2)"};
-  d.local_ids = {"(int)get_local_id(0)", "(int)get_local_id(1)", "(int)get_local_id(2)"};
+  d.global_ids = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"};
+  d.local_ids = {"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"};
   d.barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
   d.shared_prefix = "__local ";
   d.native_half = native_half;

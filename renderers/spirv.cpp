@@ -457,9 +457,12 @@ std::string Emitter::run() {
                         n.size() == 5 && n[4] >= '0' && n[4] <= '2' &&
                             (n.rfind("gidx", 0) == 0 || n.rfind("lidx", 0) == 0))
             << "unknown SPECIAL " << n;
-        SLUICE_CHECK_IN(DTypeError, "render", u.dtype().itemsize() == 4) << n << " must be 32-bit";
-        ids_[u.get()] = builtin_id(
+        SLUICE_CHECK_IN(DTypeError, "render", u.dtype() == dtypes::int32 || u.dtype() == dtypes::int64)
+            << n << " must be int32 or int64, not " << u.dtype().name();
+        const Id id = builtin_id(
             n[0] == 'g' ? spirv::BuiltIn::WorkgroupId : spirv::BuiltIn::LocalInvocationId, n[4] - '0');
+        // The ids are unsigned 32-bit: a 64-bit index kernel (codegen/lower.h) zero-extends them.
+        ids_[u.get()] = u.dtype() == dtypes::int32 ? id : cast(id, dtypes::uint32, u.dtype());
       } else if (u.op() == Op::DefineVar) {
         size_t i = 0;
         while (i < k_.vars.size() && !(k_.vars[i] == u)) ++i;

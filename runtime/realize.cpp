@@ -83,8 +83,14 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
       continue;
     }
     auto kit = kernels_.find(it.ast);
-    if (kit == kernels_.end())
-      kit = kernels_.emplace(it.ast, codegen::make_kernel(it.ast, target_.caps)).first;
+    if (kit == kernels_.end()) {
+      try {
+        kit = kernels_.emplace(it.ast, codegen::make_kernel(it.ast, target_.caps)).first;
+      } catch (const Error& e) {  // codegen speaks of its own stages: say which of the user's ops failed
+        throw Error("[realize] the kernel of (" + join(it.metadata) + ") cannot run on " + dev_.name() + ": " +
+                    e.what());
+      }
+    }
     codegen::Kernel k = kit->second;
     auto [src_it, fresh] = source_of.try_emplace(it.ast);
     if (fresh) {

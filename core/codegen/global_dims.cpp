@@ -16,15 +16,15 @@ int64_t largest_divisor(int64_t n, int64_t limit) {
   return 1;
 }
 
-UOp special(int dim, int64_t size) {
-  return UOp::make(Op::Special, dtypes::index, {}, VarArg{"gidx" + std::to_string(dim), 0, size - 1});
+UOp special(int dim, int64_t size, DType dt) {
+  return UOp::make(Op::Special, dt, {}, VarArg{"gidx" + std::to_string(dim), 0, size - 1});
 }
 
 }  // namespace
 
-GlobalMap map_global(const Shape& shape, const DeviceCaps& caps) {
+GlobalMap map_global(const Shape& shape, const DeviceCaps& caps, DType idx_dt) {
   GlobalMap m;
-  m.axis_idx.assign(shape.size(), UOp::const_int(dtypes::index, 0));
+  m.axis_idx.assign(shape.size(), UOp::const_int(idx_dt, 0));
   if (prod(shape) == 0) {
     m.dims = {0};
     return m;
@@ -50,28 +50,35 @@ GlobalMap map_global(const Shape& shape, const DeviceCaps& caps) {
     const int64_t n = group_size(g);
     const int d = int(m.dims.size());
     UOp gid;
-    if (n <= caps.global_max[size_t(std::min(d, 2))]) {
+    bool exact = true;  // gid takes exactly the values 0 .. n-1
+    const int64_t here = caps.global_max[size_t(std::min(d, 2))],
+                  next = caps.global_max[size_t(std::min(d + 1, 2))];
+    if (n <= here) {
       m.dims.push_back(uint32_t(n));
-      gid = special(d, n);
+      gid = special(d, n, idx_dt);
       m.specials.push_back(gid);
     } else {
-      const int64_t lo = largest_divisor(n, caps.global_max[size_t(std::min(d + 1, 2))]), hi = n / lo;
+      int64_t lo = largest_divisor(n, next), hi = n / lo;
+      if (lo == 1 || hi > here) lo = next, hi = (n + lo - 1) / lo, exact = false;
       const size_t later = groups.size() - gi - 1;  // dimensions the groups after this one need
-      SLUICE_CHECK_IN(
-          Error, "global_dims",
-          lo > 1 && m.dims.size() + 2 + later <= max_dims && hi <= caps.global_max[size_t(std::min(d, 2))])
-          << "cannot map " << tuple_str(shape) << " onto " << caps.global_dims << " launch dimensions";
+      SLUICE_CHECK_IN(Error, "global_dims", m.dims.size() + 2 + later <= max_dims && hi <= here)
+          << "cannot map " << tuple_str(shape) << " onto " << caps.global_dims
+          << " launch dimensions of at most " << here << " work-groups";
       m.dims.insert(m.dims.end(), {uint32_t(hi), uint32_t(lo)});
-      UOp h = special(d, hi), l = special(d + 1, lo);
+      UOp h = special(d, hi, idx_dt), l = special(d + 1, lo, idx_dt);
       m.specials.insert(m.specials.end(), {h, l});
       gid = h * lo + l;
+      if (!exact) {
+        UOp in_range = gid.lt(UOp::const_int(idx_dt, n));
+        m.valid = m.valid ? m.valid.alu(Op::And, in_range) : in_range;
+      }
     }
     // Row-major within the group: the last axis varies fastest.
     int64_t stride = 1;
     for (size_t k = g.size(); k-- > 0;) {
       const size_t a = g[k];
       UOp idx = stride == 1 ? gid : gid / stride;
-      if (k > 0) idx = idx % shape[a];
+      if (k > 0 || !exact) idx = idx % shape[a];
       m.axis_idx[a] = simplify(idx);
       stride *= shape[a];
     }

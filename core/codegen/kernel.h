@@ -27,7 +27,8 @@
 //                  aligned, valid for all lanes (CPU: unaligned; vector ALU ops and DEFINE_REG: vectorize.h)
 // Several RANGE nests may follow one another (GROUP: the partial sums, then the final reduction over the
 // shared memory); nodes reading an accumulator's final value come after its nest closes.
-// Index arithmetic is dtypes::index (int32).
+// Index arithmetic is dtypes::index (int32), or int64 in a kernel whose buffers or index expressions may
+// pass 2^30 (lower.h): SPECIAL, RANGE and the index expressions all take that dtype.
 #include <array>
 #include <cstdint>
 #include <string>

@@ -18,10 +18,30 @@ const ShapeTracker& st_of(const UOp& view) {
   return static_cast<const ShapeTracker&>(*view.arg_as<std::shared_ptr<const ArgObject>>());
 }
 
-UOp idx_const(int64_t v) { return UOp::const_int(dtypes::index, v); }
-
-UOp special(const std::string& name, int64_t size) {
-  return UOp::make(Op::Special, dtypes::index, {}, VarArg{name, 0, size - 1});
+// The dtype of a kernel's index arithmetic: int32 unless an index value may reach 2^30. Every value an
+// index expression takes is bounded by some view's reach (|offset| + sum |stride| * (size - 1)), by a
+// view's element count (the flat position its lower views unravel) or by the iteration space (launch
+// ids, loops); the margin up to 2^31 covers the constants that padding, validity and the split of an
+// oversized launch dimension add. Buffers over 2^31 elements need int64; most kernels keep int32, which
+// GPUs compute faster.
+DType index_dtype(const UOp& ast, const Plan& p) {
+  constexpr double kLimit = double(int64_t(1) << 30);
+  double space = 1;
+  for (int64_t s : p.padded) space *= double(s);
+  if (space >= kLimit) return dtypes::int64;
+  for (const UOp& u : ast.toposort()) {
+    if (u.op() == Op::DefineGlobal && double(u.dtype().ptr_size) >= kLimit) return dtypes::int64;
+    if (u.op() != Op::View) continue;
+    for (const View& v : st_of(u).views) {
+      double reach = std::abs(double(v.offset)), size = 1;
+      for (size_t a = 0; a < v.shape.size(); ++a) {
+        reach += std::abs(double(v.strides[a])) * double(std::max<int64_t>(v.shape[a] - 1, 0));
+        size *= double(v.shape[a]);
+      }
+      if (reach >= kLimit || size >= kLimit) return dtypes::int64;
+    }
+  }
+  return dtypes::index;
 }
 
 UOp all(const std::vector<UOp>& conds) {
@@ -32,12 +52,12 @@ UOp all(const std::vector<UOp>& conds) {
 
 class Lowerer {
  public:
-  Lowerer(const Plan& plan, const DeviceCaps& caps) : p_(plan) {
+  Lowerer(const Plan& plan, const DeviceCaps& caps, DType idx_dt) : p_(plan), idx_dt_(idx_dt) {
     // Global pieces onto launch dimensions; the others get their ids, loops or (Upcast/Unroll) values.
     Shape gshape;
     for (const Piece& q : p_.pieces)
       if (q.kind == AxisKind::Global) gshape.push_back(q.size);
-    out.global = map_global(gshape, caps);
+    out.global = map_global(gshape, caps, idx_dt);
     idx_.resize(p_.pieces.size());
     size_t gi = 0;
     int lid = 0;
@@ -56,7 +76,7 @@ class Lowerer {
           break;
         case AxisKind::Loop:
           if (q.size > 1) {
-            idx_[i] = UOp::make(Op::Range, dtypes::index, {idx_const(q.size)}, int64_t(i));
+            idx_[i] = UOp::make(Op::Range, idx_dt_, {idx_const(q.size)}, int64_t(i));
             ranges_.push_back(idx_[i]);
           } else {
             idx_[i] = idx_const(0);
@@ -67,6 +87,7 @@ class Lowerer {
       }
     }
     std::vector<UOp> guard;
+    if (out.global.valid) guard.push_back(out.global.valid);
     for (size_t g : groups_) guard.push_back(idx_[g].lt(idx_const(1)));
     store_guard_ = all(guard);
   }
@@ -281,8 +302,7 @@ class Lowerer {
     for (size_t i : lids_) {
       ids.push_back(idx_[i]);
       if (p_.pieces[i].kind == AxisKind::GroupReduce) {
-        ranges2.push_back(
-            UOp::make(Op::Range, dtypes::index, {idx_const(p_.pieces[i].size)}, int64_t(1000 + i)));
+        ranges2.push_back(UOp::make(Op::Range, idx_dt_, {idx_const(p_.pieces[i].size)}, int64_t(1000 + i)));
         ids2.push_back(ranges2.back());
       } else {
         ids2.push_back(idx_[i]);
@@ -297,7 +317,13 @@ class Lowerer {
     return UOp::make(Op::Assign, r.dtype(), {acc, acc.alu(op, ld)});
   }
 
+  UOp idx_const(int64_t v) const { return UOp::const_int(idx_dt_, v); }
+  UOp special(const std::string& name, int64_t size) const {
+    return UOp::make(Op::Special, idx_dt_, {}, VarArg{name, 0, size - 1});
+  }
+
   const Plan& p_;
+  const DType idx_dt_;            // of every index value (index_dtype)
   std::vector<UOp> idx_;          // per piece: its id, loop or null (Upcast/Unroll)
   std::vector<UOp> ranges_;       // the Loop pieces' RANGEs
   std::vector<size_t> lids_;      // pieces with a local id, in lidx order
@@ -355,7 +381,7 @@ Analysis analyze(const UOp& ast) {
 }
 
 Lowered lower(const UOp& ast, const Plan& plan, const DeviceCaps& caps) {
-  Lowerer l(plan, caps);
+  Lowerer l(plan, caps, index_dtype(ast, plan));
   l.run(ast);
   return std::move(l.out);
 }

@@ -17,6 +17,8 @@
 // Padded axes (PADTO) add `index < size` to the validity of every load and store that uses them, and a
 // reduce's operand is its identity on padded reduce elements.
 // Indices come from ShapeTracker::to_indexed, simplified with core/ir/symbolic.
+// Index arithmetic is int32, or int64 in a kernel where an index value may reach 2^30 (a buffer, view or
+// iteration space that large): every SPECIAL, RANGE and index expression of the kernel then is int64.
 //
 // Pure functions; any thread. Throws Error `[lower] ...` for an AST that is not a compute kernel (COPY) or
 // breaks the format (views of different ranks, reduces over different axes).

@@ -78,7 +78,8 @@ inline constexpr DType void_{Scalar::Void}, bool_{Scalar::Bool}, int8{Scalar::In
     int16{Scalar::Int16}, uint16{Scalar::UInt16}, int32{Scalar::Int32}, uint32{Scalar::UInt32},
     int64{Scalar::Int64}, uint64{Scalar::UInt64}, float16{Scalar::Float16}, bfloat16{Scalar::BFloat16},
     float32{Scalar::Float32}, float64{Scalar::Float64};
-inline constexpr DType index = int32;                     // dtype of index arithmetic in kernels
+// Index arithmetic in kernels: int32, or int64 in a kernel whose indices may not fit (core/codegen/lower.h).
+inline constexpr DType index = int32;
 const std::vector<DType>& all();                          // every value scalar (no void)
 std::optional<DType> from_name(const std::string& name);  // "float32", "float", "half", "int64", ...
 }  // namespace dtypes

@@ -176,9 +176,18 @@ void apply(const View& v, const std::vector<Affine>& pos, Indexed& out) {
   out.idx = std::move(idx);
 }
 
+// Index arithmetic is done in the dtype of the indices given: int64 where any is (codegen's wide kernels,
+// lower.h), else dtypes::index.
+DType index_dtype(std::span<const UOp> idxs) {
+  for (const UOp& i : idxs)
+    if (i.dtype() == dtypes::int64) return dtypes::int64;
+  return dtypes::index;
+}
+
 Indexed index_views(const std::vector<View>& views, std::span<const UOp> idxs) {
   std::vector<Affine> pos;
-  for (const UOp& i : idxs) pos.push_back(Affine::of(i.cast(dtypes::index)));
+  const DType dt = index_dtype(idxs);
+  for (const UOp& i : idxs) pos.push_back(Affine::of(i.cast(dt)));
   Indexed out;
   apply(views.back(), pos, out);
   for (size_t i = views.size() - 1; i-- > 0;) {
@@ -276,7 +285,9 @@ std::pair<UOp, UOp> ShapeTracker::to_indexed(std::span<const UOp> idxs) const {
       << "expected " << shape().size() << " indices for " << tuple_str(shape()) << ", got " << idxs.size();
   Indexed r = index_views(views, idxs);
   UOp valid = r.valid ? r.valid : UOp::const_bool(true);
-  return {sluice::simplify(r.idx.uop()), sluice::simplify(valid)};
+  UOp idx = r.idx.uop();  // a constant index is made in dtypes::index
+  if (idx.is_const()) idx = UOp::const_int(index_dtype(idxs), idx.const_int_value());
+  return {sluice::simplify(idx), sluice::simplify(valid)};
 }
 
 std::pair<UOp, UOp> ShapeTracker::to_indexed() const { return to_indexed(default_idxs(shape())); }

@@ -55,7 +55,8 @@ class ShapeTracker : public ArgObject {
   ShapeTracker simplify() const;
 
   // (index, valid) for one index UOp per axis, each an integer UOp with 0 <= idxs[a] < shape()[a]; the
-  // results are dtypes::index and dtypes::bool_ UOps, simplified. Throws ShapeError if the count differs.
+  // results are dtypes::index (int64 where an index is int64) and dtypes::bool_ UOps, simplified. Throws
+  // ShapeError if the count differs.
   std::pair<UOp, UOp> to_indexed(std::span<const UOp> idxs) const;
   // The same over variables idx0, idx1, ... with bounds [0, shape[a] - 1].
   std::pair<UOp, UOp> to_indexed() const;

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "core/codegen/codegen.h"
 #include "core/codegen/global_dims.h"
+#include "core/ir/symbolic.h"
 #include "renderers/cpu.h"
 #include "runtime/tensor.h"
 
@@ -107,6 +108,41 @@ TEST(GlobalDims, TooLargeDimensionSplitsWhenADimensionIsFree) {
   EXPECT_THROW(map_global({3, 5, 1 << 16}, gpu), Error);
 }
 
+TEST(GlobalDims, PrimeDimensionAboveTheLimitSplitsWithAGuard) {
+  DeviceCaps gpu{.global_dims = 3, .global_max = {65535, 65535, 65535}};
+  GlobalMap m = map_global({65537}, gpu);
+  EXPECT_EQ(m.dims, (std::vector<uint32_t>{2, 65535}));
+  ASSERT_TRUE(m.valid);  // the surplus work-groups store nothing
+  // Every work-group of the grid gets an index below the size; the valid ones get each index once.
+  std::vector<int> seen(65537, 0);
+  for (int64_t h : {0, 1})
+    for (int64_t l = 0; l < 65535; ++l) {
+      const std::vector<std::pair<UOp, UOp>> at = {{m.specials[0], UOp::const_int(dtypes::index, h)},
+                                                   {m.specials[1], UOp::const_int(dtypes::index, l)}};
+      const UOp idx = simplify(m.axis_idx[0].substitute(at)), ok = simplify(m.valid.substitute(at));
+      ASSERT_TRUE(idx.is_const() && ok.is_const());
+      ASSERT_GE(idx.const_int_value(), 0);
+      ASSERT_LT(idx.const_int_value(), 65537);
+      if (ok.const_int_value()) ++seen[size_t(idx.const_int_value())];
+    }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 65537);
+  EXPECT_FALSE(map_global({1 << 16}, gpu).valid);  // a divisor splits it exactly
+}
+
+TEST(Codegen, IndexesInInt64OnlyWhereABufferPasses2To30) {
+  auto index_dtype = [](const Kernel& k) {
+    for (const UOp& u : k.uops)
+      if (u.op() == Op::Special) return u.dtype();
+    return dtypes::void_;
+  };
+  const int64_t wide = (int64_t(1) << 31) + 64;
+  Kernel big = kernel_of(Tensor::zeros({wide}, dtypes::uint8, "CPU").contiguous() + 1);
+  EXPECT_EQ(index_dtype(big), dtypes::int64);
+  const std::string src = render::make_cpu_renderer()->render(big);
+  EXPECT_NE(src.find("const long gidx0 = (long)"), std::string::npos) << src;
+  EXPECT_EQ(index_dtype(kernel_of(input({1024, 1024}) + 1)), dtypes::int32);
+}
+
 TEST(CpuRenderer, EmitsTheKernelAbiAndGuardsDivision) {
   Tensor a = Tensor::from(std::vector<int32_t>{1, 2, 3, 4}, {4}, "CPU");
   Tensor b = Tensor::from(std::vector<int32_t>{1, 0, -1, 2}, {4}, "CPU");
@@ -118,6 +154,16 @@ TEST(CpuRenderer, EmitsTheKernelAbiAndGuardsDivision) {
       std::string::npos)
       << src;
   EXPECT_NE(src.find("== 0 ? (int)0"), std::string::npos) << src;  // x/0 never traps
+}
+
+// int32 addition of loaded values may overflow: it wraps through unsigned (signed overflow is undefined in
+// C). Index arithmetic, whose ranges are known, stays plain signed C.
+TEST(CpuRenderer, SignedArithmeticWrapsUnlessItsRangeFits) {
+  Tensor a = Tensor::from(std::vector<int32_t>{1, 2, 3, 4}, {4}, "CPU");
+  const std::string src = render::make_cpu_renderer()->render(kernel_of(a + a));
+  EXPECT_NE(src.find("(int)((unsigned int)"), std::string::npos) << src;
+  const std::string idx = render::make_cpu_renderer()->render(kernel_of(input({64, 64}).permute({1, 0}) + 1));
+  EXPECT_EQ(idx.find("(unsigned int)"), std::string::npos) << idx;
 }
 
 TEST(CpuRenderer, HalfIsStoredAsItsBits) {  // C has no half arithmetic everywhere: emulated (cstyle.h)
