@@ -11,8 +11,9 @@
 //   released. So memory is never handed out, or released, while a submitted command may still use it.
 // - Buffer::last_use is the caller's promise: set it to the timeline value returned by the submit of the
 //   last command that touches the buffer.
-// - copyin/copyout move bytes between host memory and a buffer synchronously. They first wait (default
-//   timeout) until the device timeline reaches the buffer's last_use, so they never race the device.
+// - copyin/copyout move bytes between host memory and a buffer synchronously. They first wait (without a
+//   timeout: as long as the work advances, device.h) until the device timeline reaches the buffer's
+//   last_use, so they never race the device.
 //   While the device profiles, each adds a ProfileRecord (queue "transfer", its direction) timed on the
 //   host around the move itself, not the wait.
 //

@@ -20,13 +20,27 @@
 //   loaded on another device. Returns the timeline value of the submission.
 //
 // Hangs and faults
-// - A host wait that times out (Signal::wait) asks the signal's device to explain_stall(): the device
-//   describes what each queue is doing, and if a queue has been inside one kernel for longer than
-//   hang_timeout(), declares it hung: the queue is reset (its worker threads are abandoned to finish in
-//   the background; the CPU device cannot stop a thread), every signal its pending submissions would
-//   have written is failed with the hang's description, and the timeline is failed and replaced by a
-//   fresh one that continues from timeline_value(), so the device keeps accepting work. References to
-//   the old timeline stay valid (it stays failed).
+// - Waits without a caller-given timeout (Signal::wait(v), synchronize(), and so every runtime wait) never
+//   give up on work that advances: they wait in slices, and after each slice they ask the signal's
+//   device to explain_stall(). They fail when that declares a queue they depend on hung (FaultError with
+//   the hang's description), or with TimeoutError when, for max(kDefaultTimeout, hang_timeout()), the
+//   signal did not move while the device ran nothing it watches (busy() false: its queues wait on a
+//   signal nothing sets, or the device cannot tell what its queues run, as OpenCL). A wait with a
+//   caller-given timeout (Signal::wait(v, t)) gives up after t and then asks explain_stall() once.
+// - explain_stall() describes what each queue is doing and declares a queue hung once its kernel has gone
+//   hang_timeout() without progress. Progress is what the device can observe: the CPU device counts the
+//   parts of a kernel's grid its threads complete, so a kernel whose count still advances is slow, not
+//   stuck; devices that cannot look inside a kernel (Vulkan, CUDA) count from the kernel's start.
+//   A hung queue is reset (its worker threads are abandoned to finish in the background; the CPU device
+//   cannot stop a thread), every signal its pending submissions would have written is failed with the
+//   hang's description, and the timeline is failed and replaced by a fresh one that continues from
+//   timeline_value(), so the device keeps accepting work. References to the old timeline stay valid (it
+//   stays failed). OpenCL cannot stop a kernel, and declares nothing.
+// - hang_timeout(): $SLUICE_HANG_TIMEOUT seconds (0 or "off": never declare a kernel hung) when the
+//   device is built, else 10 s; set_hang_timeout() changes it (sluice::set_hang_timeout does for every
+//   device the runtime opens). Zero or less means never, and hang_timeout() then reads kNoHangTimeout.
+//   A value of the variable that is not a number of seconds makes the device's constructor throw
+//   ValueError naming the variable and the value.
 // - Faults that a backend detects asynchronously surface the same way: as failed signals.
 //
 // Ownership and threading: the caller owns the Device; it owns its allocator, compiler, timeline and
@@ -51,6 +65,10 @@
 
 namespace sluice::hcq {
 
+// hang_timeout() of a device that never declares a kernel hung: a hundred years, never in practice, and
+// still safe to add to a clock reading.
+inline constexpr std::chrono::nanoseconds kNoHangTimeout = std::chrono::hours(24 * 365 * 100);
+
 // What a device is, for `sluice devices` and for codegen's limits (a backend's target() reads these).
 struct Properties {
   std::string device_name;     // the hardware's own name ("NVIDIA H100", "llvmpipe (LLVM 15.0.6, 256 bits)")
@@ -74,8 +92,10 @@ class Device {
 
   Signal& timeline() const { return *timeline_.load(std::memory_order_acquire); }
   uint64_t timeline_value() const { return timeline_value_.load(std::memory_order_acquire); }
-  // Waits for every submission so far; TimeoutError / FaultError as Signal::wait.
-  void synchronize(std::chrono::nanoseconds timeout = kDefaultTimeout) const;
+  // Waits for every submission so far; TimeoutError / FaultError as Signal::wait (with or without a
+  // timeout: "Hangs and faults").
+  void synchronize() const;
+  void synchronize(std::chrono::nanoseconds timeout) const;
 
   virtual Properties properties() const = 0;
 
@@ -96,12 +116,18 @@ class Device {
   bool profiling() const { return profiling_.load(std::memory_order_relaxed); }
   std::vector<ProfileRecord> take_profile();  // every record since the last call, in completion order
 
+  // How long a kernel may go without progress before a wait declares it hung ("Hangs and faults").
   std::chrono::nanoseconds hang_timeout() const { return std::chrono::nanoseconds(hang_timeout_ns_.load()); }
-  void set_hang_timeout(std::chrono::nanoseconds t) { hang_timeout_ns_.store(t.count()); }
+  void set_hang_timeout(std::chrono::nanoseconds t) {
+    hang_timeout_ns_.store(t > std::chrono::nanoseconds::zero() ? t.count() : kNoHangTimeout.count());
+  }
 
-  // Called by Signal::wait when a wait on `s` (owned by this device) for `value` timed out: returns what
-  // the device's queues are doing (empty if nothing to say) and handles a hang as described above.
+  // Called by Signal::wait when a wait on `s` (owned by this device) for `value` has not finished: returns
+  // what the device's queues are doing (empty if nothing to say) and handles a hang as described above.
   virtual std::string explain_stall(const Signal& s, uint64_t value) = 0;
+  // Whether a queue runs work that explain_stall() watches for hangs: while true, a wait without a
+  // timeout keeps waiting. The default (false) suits a device that cannot tell.
+  virtual bool busy() { return false; }
   // Called by Signal::wait on a signal this device owns before the waiting thread sleeps: a backend whose
   // queues complete through a driver primitive may block in it here (until `deadline` at most) and apply
   // the completion on the waiting thread, so the waiter wakes straight from the driver rather than

@@ -40,10 +40,11 @@ namespace sluice::hcq {
 
 class Device;
 
-// What a wait uses when the caller gives no timeout: long enough for any sane submission, short enough
-// that a hang surfaces as an error instead of a frozen process. Two minutes, because software devices
-// build each kernel the first time it runs, inside the wait: a cold PP-OCRv4 det on lavapipe or PoCL
-// (about a hundred kernels, one submission) takes 30 to 40 s.
+// How long a wait without a timeout lets nothing advance before it gives up (device.h, "Hangs and
+// faults"): long enough for any sane submission, short enough that a deadlock surfaces as an error
+// instead of a frozen process. Two minutes, because software devices build each kernel the first time
+// it runs, inside the wait: a cold PP-OCRv4 det on lavapipe or PoCL (about a hundred kernels, one
+// submission) takes 30 to 40 s.
 inline constexpr std::chrono::milliseconds kDefaultTimeout{120'000};
 
 class Signal;
@@ -96,9 +97,14 @@ class Signal {
   // Blocks until value() >= v. Throws FaultError with the stored message if the signal failed (before
   // or during the wait), and TimeoutError if `timeout` passes first: `[wait] <device>: signal '<name>'
   // did not reach <v> within <t> ms (value <current>)`, followed by the owner's account of what its
-  // queues are doing. If that account finds a kernel running past the owner's hang timeout, the owner
+  // queues are doing. If that account finds a kernel stuck past the owner's hang timeout, the owner
   // resets the stuck queue and fails the signals its pending work would have written (device.h).
-  void wait(uint64_t v, std::chrono::nanoseconds timeout = kDefaultTimeout) const;
+  void wait(uint64_t v, std::chrono::nanoseconds timeout) const;
+  // Without a timeout: waits as long as the owner's work advances, asking the owner to explain the stall
+  // after every slice; FaultError once the owner declares the work hung, TimeoutError once nothing has
+  // advanced for max(kDefaultTimeout, the owner's hang timeout) (device.h, "Hangs and faults"). A signal
+  // with no owner waits up to kDefaultTimeout.
+  void wait(uint64_t v) const;
 
   // Marks the signal failed with `message` (kept as is: give it the "[func] ..." form) and wakes all
   // waiters. Later calls keep the first message.

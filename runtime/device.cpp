@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "backends/cpu/device.h"
 #include "backends/cuda/device.h"
@@ -48,6 +49,7 @@ struct Registry {
   std::map<std::string, hcq::Device*> devices;
   std::map<const hcq::Device*, const Backend*> backend_of;
   std::map<std::string, Realizer*> realizers;
+  std::optional<std::chrono::nanoseconds> hang_timeout;  // set_hang_timeout's, for devices opened later
 };
 Registry& registry() {
   static Registry* r = new Registry;
@@ -77,6 +79,7 @@ hcq::Device& open_locked(Registry& r, const std::string& name) {
     SLUICE_FAIL(DeviceError, "open_device") << "device " << canon << " is not available (" << why
                                             << "): available devices are " << available_list();
   hcq::Device* dev = b->open(d.ordinal).release();
+  if (r.hang_timeout) dev->set_hang_timeout(*r.hang_timeout);
   r.backend_of[dev] = b;
   return *r.devices.emplace(canon, dev).first->second;
 }
@@ -129,5 +132,12 @@ void synchronize() {
   for (hcq::Device* d : open_devices()) d->synchronize();
 }
 void synchronize(const std::string& name) { open_device(name).synchronize(); }
+
+void set_hang_timeout(std::chrono::nanoseconds limit) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.hang_timeout = limit;
+  for (const auto& [name, dev] : r.devices) dev->set_hang_timeout(limit);
+}
 
 }  // namespace sluice

@@ -7,6 +7,7 @@
 // References returned here stay valid until
 // exit. Threading: every call is safe from any thread (one registry mutex; opening a device holds it).
 // Failures: DeviceError naming the device and listing the available ones.
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,15 @@ Realizer& realizer(const std::string& name);
 // The devices opened so far (for the profiler and the benchmarks).
 std::vector<hcq::Device*> open_devices();
 // Waits until the work submitted so far has finished: on every device opened so far, or on the one named
-// (opening it). A device's failure or a timeout (hcq::kDefaultTimeout) throws its hcq error.
+// (opening it). It waits as long as the work advances (a slow kernel is waited for); a device's failure,
+// a kernel it declares hung, or nothing advancing for hcq::kDefaultTimeout throws its hcq error
+// (hcq/device.h, "Hangs and faults").
 void synchronize();
 void synchronize(const std::string& name);
+// How long a kernel may go without progress before a wait declares it hung (its queue is reset and the
+// wait fails), on every device opened so far and every one opened later; it overrides
+// $SLUICE_HANG_TIMEOUT. Zero or less: never declare a kernel hung. Devices that cannot see a kernel's
+// progress (Vulkan, CUDA) count from its start.
+void set_hang_timeout(std::chrono::nanoseconds limit);
 
 }  // namespace sluice

@@ -76,9 +76,10 @@ class Device final : public hcq::Device {
              << st.signal->value() << ")";
           break;
         case QueueStatus::Running: {
-          uint64_t ran = now > st.since_ns ? now - st.since_ns : 0;
-          os << "kernel '" << st.program->name() << "' on " << q << " has run for " << ms(ran) << " ms";
-          if (ran > hang_ns && reset_hung_queue(k, st, ran))
+          // Stuck, not slow: no part of the grid completed within the hang timeout (queue.h).
+          const uint64_t still = now > st.progress_ns ? now - st.progress_ns : 0;
+          os << "kernel '" << st.program->name() << "' on " << q << " has run " << progress(st, now);
+          if (still > hang_ns && reset_hung_queue(k, st, now))
             os << ", past the hang timeout of " << ms(hang_ns)
                << " ms: the queue was reset and its pending work failed";
           break;
@@ -86,6 +87,13 @@ class Device final : public hcq::Device {
       }
     }
     return os.str();
+  }
+
+  bool busy() override {
+    std::lock_guard reset(reset_mu_);
+    for (int k : {kCompute, kCopy})
+      if (queues_[k]->status().phase == QueueStatus::Running) return true;
+    return false;
   }
 
  protected:
@@ -107,10 +115,10 @@ class Device final : public hcq::Device {
 
   // Called with reset_mu_ held. The hung queue's threads are abandoned; everything its pending packets
   // would have signalled fails, and so does the timeline, which starts over (device.h).
-  bool reset_hung_queue(int k, const QueueStatus& st, uint64_t ran) {
+  bool reset_hung_queue(int k, const QueueStatus& st, uint64_t now) {
     std::ostringstream msg;
     msg << "[wait] " << name() << ": kernel '" << st.program->name() << "' on " << config_names_[k]
-        << " did not finish: it ran for " << ms(ran) << " ms, past the hang timeout of "
+        << " did not finish: it ran " << progress(st, now) << ", past the hang timeout of "
         << ms(uint64_t(hang_timeout().count())) << " ms, and its queue was reset";
     // abandon() first: a producer blocked on the hung queue's full ring holds its submit lock, and it
     // lets go only once the queue is marked abandoned.
@@ -120,6 +128,16 @@ class Device final : public hcq::Device {
     queues_[k] = start_queue(config(k));
     replace_timeline(msg.str());
     return true;
+  }
+
+  // "for 1200 ms, 12 of 64 parts of its grid done, the last 250 ms ago"
+  static std::string progress(const QueueStatus& st, uint64_t now) {
+    std::ostringstream os;
+    os << "for " << ms(now > st.since_ns ? now - st.since_ns : 0) << " ms, " << st.parts_done << " of "
+       << st.parts << " parts of its grid done";
+    if (st.parts_done > 0)
+      os << ", the last " << ms(now > st.progress_ns ? now - st.progress_ns : 0) << " ms ago";
+    return os.str();
   }
 
   const std::string config_names_[2] = {"compute:0", "copy:0"};

@@ -10,12 +10,14 @@
 //   vars    its integer variables, in layout order
 //   launch  launch[0..2] the global size in work-groups (x, y, z), launch[3..5] the local size
 //   core_id, n_cores
-//           the device calls the function n_cores times at once, on different threads, with core_id
-//           0 .. n_cores-1. Together the calls must cover the whole grid, each work-group exactly once;
+//           the device calls the function once for each core_id 0 .. n_cores-1, on up to pool-size
+//           threads at once. Together the calls must cover the whole grid, each work-group exactly once;
 //           splitting the flattened grid into n_cores contiguous ranges is the intended scheme:
 //             unsigned long n = (unsigned long)launch[0] * launch[1] * launch[2];
 //             for (unsigned long g = n * core_id / n_cores; g < n * (core_id + 1) / n_cores; ++g) ...
-//           n_cores is at most the number of work-groups and at most the size of the device's pool.
+//           n_cores is at most the number of work-groups. It may exceed the pool: a thread runs its
+//           contiguous share as several consecutive calls, so that the device sees the kernel progress
+//           (queue.h); a kernel may not assume the calls run at the same time.
 //
 // A kernel must return (a kernel that never returns is a hang: device.h) and must not call back into
 // sluice. It may use the C standard library and libm.

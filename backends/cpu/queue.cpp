@@ -20,6 +20,11 @@ constexpr auto kWaitSlice = std::chrono::milliseconds(20);
 constexpr auto kForever = hcq::Clock::time_point::max();
 // Running exec tokens are odd; this even value marks the exec as abandoned.
 constexpr uint64_t kAbandoned = ~uint64_t(0) - 1;
+// A core's share of a kernel's grid runs in up to this many parts (a power of two), reporting progress
+// after each: an hour-long kernel still reports every minute or so. A part grows while parts take less
+// than kPartTime, so a short kernel costs a few calls per core, not kMaxParts.
+constexpr uint64_t kMaxParts = 64;
+constexpr uint64_t kPartTime = 1'000'000;  // ns
 
 class Engine final : public std::enable_shared_from_this<Engine> {
  public:
@@ -65,6 +70,9 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     s.value = wait_value_.load();
     s.program = program_.load();
     s.since_ns = since_ns_.load();
+    s.progress_ns = progress_ns_.load();
+    s.parts_done = parts_done_.load();
+    s.parts = parts_.load();
     s.token = token_.load();
     return s;
   }
@@ -106,6 +114,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     const int* vars;
     const unsigned* launch;
     int n_cores;
+    uint64_t parts;  // per core
   };
 
   // --- producer side (under the device's submit lock) ---
@@ -234,16 +243,21 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     for (uint32_t i = 0; i < e.nvars; ++i) vars_[i] = e.var(i);
     const unsigned launch[6] = {e.global.x, e.global.y, e.global.z, e.local.x, e.local.y, e.local.z};
     const int n = int(std::min<uint64_t>(workers_.size() + 1, e.global.count()));
+    uint64_t parts = 1;
+    while (parts * 2 <= std::min<uint64_t>(kMaxParts, e.global.count() / uint64_t(n))) parts *= 2;
     const uint64_t token = (++exec_seq_ << 1) | 1, t0 = hcq::now_ns();
     program_.store(e.program);
     since_ns_.store(t0);
+    progress_ns_.store(t0);
+    parts_done_.store(0);
+    parts_.store(parts * uint64_t(n));
     exec_at_.store(rp);
     token_.store(token);
     phase_.store(QueueStatus::Running);
 
-    job_ = Job{kernel_entry(*e.program), bufs_.data(), vars_.data(), launch, n};
+    job_ = Job{kernel_entry(*e.program), bufs_.data(), vars_.data(), launch, n, parts};
     for (int i = 1; i < n; ++i) workers_[i - 1]->go.add(1);
-    job_.fn(job_.bufs, job_.vars, launch, 0, n);
+    run_share(job_, 0);
     if (n > 1) done_.wait_until(jobs_given_ += n - 1, kForever);
 
     uint64_t expect = token;
@@ -258,8 +272,31 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     for (uint64_t seen = 1;; ++seen) {
       if (!w.go.wait_until(seen, kForever, &stop_)) return;
       Job job = job_;  // published by the CP's increment of `go`
-      job.fn(job.bufs, job.vars, job.launch, i + 1, job.n_cores);
+      run_share(job, i + 1);
       done_.add(1);
+    }
+  }
+
+  // Core `core`'s share of the grid, as parts of the ABI's finer split (program.h): with P parts per core,
+  // part j of core c is share c*P+j of n_cores*P, and m aligned consecutive parts are one share of
+  // n_cores*P/m. Progress is counted after each call, so a kernel that still completes parts is slow, not
+  // stuck (device.cpp's explain_stall).
+  void run_share(const Job& job, int core) {
+    const uint64_t per = job.parts, total = per * uint64_t(job.n_cores);
+    uint64_t m = 1, t0 = hcq::now_ns();
+    for (uint64_t j = 0; j < per;) {
+      while (j % m != 0 || j + m > per) m /= 2;
+      job.fn(job.bufs, job.vars, job.launch, int((uint64_t(core) * per + j) / m), int(total / m));
+      j += m;
+      const uint64_t t = hcq::now_ns();
+      parts_done_.fetch_add(m, std::memory_order_relaxed);
+      progress_ns_.store(t, std::memory_order_relaxed);
+      if (t - t0 < kPartTime) {
+        m *= 2;
+      } else if (t - t0 > 4 * kPartTime && m > 1) {
+        m /= 2;
+      }
+      t0 = t;
     }
   }
 
@@ -283,6 +320,8 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   std::atomic<uint64_t> wait_value_{0};
   std::atomic<const hcq::Program*> program_{nullptr};
   std::atomic<uint64_t> since_ns_{0}, token_{0}, exec_at_{0};
+  // The running exec's progress: parts completed of parts_, and when the last one completed (run_share).
+  std::atomic<uint64_t> progress_ns_{0}, parts_done_{0}, parts_{0};
 
   // CP-only state.
   uint64_t exec_seq_ = 0, jobs_given_ = 0;

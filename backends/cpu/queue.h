@@ -11,8 +11,9 @@
 // producer blocks only when the ring is full; the CP spins briefly, then sleeps, when it is empty.
 //
 // Kernels: an exec runs on min(pool size, work-groups) cores at once, the CP being core 0 (program.h has
-// the ABI). A wait on a failed signal makes the CP skip the rest of its submission and fail the signals
-// it would have written, with that signal's error.
+// the ABI). Each core runs its share of the grid in parts and counts them, so that a wait can tell a
+// slow kernel (parts still complete) from a stuck one (status()). A wait on a failed signal makes the CP skip
+// the rest of its submission and fail the signals it would have written, with that signal's error.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,6 +39,8 @@ struct QueueStatus {
   uint64_t value = 0;
   const hcq::Program* program = nullptr;  // Running: this kernel, since `since_ns`
   uint64_t since_ns = 0;
+  uint64_t progress_ns = 0;  // Running: when it last completed a part of its grid (since_ns before one)
+  uint64_t parts_done = 0, parts = 0;
   uint64_t token = 0;  // names the running exec for abandon()
 };
 

@@ -219,6 +219,13 @@ class Device final : public hcq::Device {
     return os.str();
   }
 
+  bool busy() override {
+    std::lock_guard reset(reset_mu_);
+    for (int k : {kCompute, kCopy})
+      if (queues_[k]->status().phase == QueueStatus::Running) return true;
+    return false;
+  }
+
  protected:
   uint64_t do_submit(const hcq::HwQueue& q) override {
     int k = q.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
