@@ -16,8 +16,8 @@
 //
 // Ownership and threading
 // - Signals are neither copied nor moved: packets name them by address. A signal must be alive when a
-//   submission that names it is submitted. Where the device's queues hold a SignalRef to it (Vulkan; the
-//   CPU, OpenCL and CUDA queues still keep the address, so there it must outlive the work), it may be
+//   submission that names it is submitted. Where the device's queues hold a SignalRef to it (Vulkan, OpenCL,
+//   CUDA and HIP; the CPU queue still keeps the address, so there it must outlive the work), it may be
 //   destroyed while that work is pending (a caller that gave up after a timed-out wait): a pending write
 //   to it lands in state nobody reads and is dropped, and a pending wait on it waits on for a value it
 //   can no longer get (the device's destructor fails it, device.h). Create device signals
@@ -59,6 +59,9 @@ class SignalRef {
   SignalRef() = default;
   explicit operator bool() const { return state_ != nullptr; }
   bool refers_to(const Signal& s) const;
+  // Names the signal: equal for references to the same one, and not reused while a reference lives (a
+  // Signal's address may be, once it is gone), so a queue can key what it tracks per signal by it.
+  const void* id() const { return state_.get(); }
 
   const std::string& name() const;
   uint64_t value() const;

@@ -20,6 +20,7 @@ namespace {
 
 namespace pk = hcq::packet;
 using hcq::Signal;
+using hcq::SignalRef;
 
 constexpr int kCompute = 0, kCopy = 1;
 const char* const kQueueNames[2] = {"compute:0", "copy:0"};
@@ -79,13 +80,16 @@ struct Submission {
   size_t base = 0;     // and the word offset of words[0] in that submission's words
   uint64_t submitted_ns = 0;
   std::vector<uint64_t> words;  // its packets, until enqueued
+  // The packets' signals, referenced at submit and shared by its parts: the Signals may be gone before
+  // the submission is enqueued or retired (hcq/signal.h), so its packets' addresses are never read.
+  std::shared_ptr<const hcq::SubmissionSignals> signals;
   struct Write {
-    Signal* s;
+    SignalRef s;
     uint64_t v;
     CUevent ev;
   };
   struct Stamp {
-    Signal* s;
+    SignalRef s;
     CUevent ev;
   };
   struct Timed {
@@ -97,17 +101,21 @@ struct Submission {
   std::vector<Write> writes;
   std::vector<Stamp> stamps;
   std::vector<Timed> timed;
-  std::vector<Signal*> word_waits;  // signals whose device word a stream wait of this submission reads
-  CUevent end = nullptr;            // recorded after its last command; null: nothing to wait for
-  bool end_shared = false;          // end is the event of its last signal or timestamp
-  std::string kernel;               // its first kernel, for stall and fault messages
-  std::string error;                // non-empty: skipped or failed; its signals fail with this
+  std::vector<SignalRef> word_waits;  // signals whose device word a stream wait of this submission reads
+  CUevent end = nullptr;              // recorded after its last command; null: nothing to wait for
+  bool end_shared = false;            // end is the event of its last signal or timestamp
+  std::string kernel;                 // its first kernel, for stall and fault messages
+  std::string error;                  // non-empty: skipped or failed; its signals fail with this
+
+  // The signal of the packet at p (one of words).
+  const SignalRef& signal(const uint64_t* p) const { return signals->at(base + size_t(p - words.data())); }
 };
 using SubmissionPtr = std::unique_ptr<Submission>;
 
 // A signal that this device's streams write: the largest value written, the event after that write,
 // its device word, and how many in-flight writes and stream waits use the entry.
 struct Producer {
+  SignalRef signal;  // keeps its id (the key) from naming another signal while the entry lives
   uint64_t max = 0;
   CUevent event = nullptr;
   WordPool::Word word;
@@ -226,7 +234,7 @@ class Device final : public hcq::Device {
         os << kQueueNames[k] << " holds submission " << s.value << " until "
            << (at == npos ? "its waits are met"
                           : describe_wait(s, at) + " (value " +
-                                std::to_string(pk::ptr<const Signal>(s.words[at + 1])->value()) + ")");
+                                std::to_string(s.signal(&s.words[at]).value()) + ")");
       } else {
         os << kQueueNames[k] << " is idle";
       }
@@ -240,6 +248,7 @@ class Device final : public hcq::Device {
     auto s = std::make_unique<Submission>();
     s->submitted_ns = hcq::now_ns();
     s->words.assign(hq.packets().begin(), hq.packets().end());
+    s->signals = std::make_shared<const hcq::SubmissionSignals>(hq.packets());
     std::unique_lock lk(mu_);
     const uint64_t v = s->value = s->whole = next_timeline_value();
     Queue& q = queues_[k];
@@ -280,18 +289,19 @@ class Device final : public hcq::Device {
   // when a stream can run all of it.
   static constexpr size_t npos = size_t(-1);
   size_t blocking_wait(const Submission& s) const {
-    std::unordered_map<const Signal*, uint64_t> own;  // s's own writes so far
+    std::unordered_map<const void*, uint64_t> own;  // s's own writes so far, by SignalRef::id()
     for (size_t i = 0; i < s.words.size(); i += pk::words(s.words[i])) {
       const uint64_t* p = &s.words[i];
-      const Signal* sig = pk::ptr<const Signal>(p[1]);
       if (pk::op(p[0]) == pk::Signal) {
-        own[sig] = std::max(own[sig], p[2]);
+        uint64_t& mine = own[s.signal(p).id()];
+        mine = std::max(mine, p[2]);
       } else if (pk::op(p[0]) == pk::Wait) {
-        auto pr = producers_.find(sig);
-        auto o = own.find(sig);
+        const SignalRef& sig = s.signal(p);
+        auto pr = producers_.find(sig.id());
+        auto o = own.find(sig.id());
         bool runnable =
-            !sig->failed() && (sig->value() >= p[2] || (pr != producers_.end() && pr->second.max >= p[2]) ||
-                               (o != own.end() && o->second >= p[2]));
+            !sig.failed() && (sig.value() >= p[2] || (pr != producers_.end() && pr->second.max >= p[2]) ||
+                              (o != own.end() && o->second >= p[2]));
         if (!runnable) return i;
       }
     }
@@ -299,7 +309,7 @@ class Device final : public hcq::Device {
   }
   static std::string describe_wait(const Submission& s, size_t at) {
     const uint64_t* p = &s.words[at];
-    return "signal '" + pk::ptr<const Signal>(p[1])->name() + "' to reach " + std::to_string(p[2]);
+    return "signal '" + s.signal(p).name() + "' to reach " + std::to_string(p[2]);
   }
 
   // Puts queue k's held submissions on its stream as far as their waits allow, oldest first. The
@@ -314,7 +324,7 @@ class Device final : public hcq::Device {
       if (cut != npos && cut > 0) {
         auto part = std::make_unique<Submission>();
         part->submitted_ns = s.submitted_ns;
-        part->whole = s.whole, part->base = s.base;
+        part->whole = s.whole, part->base = s.base, part->signals = s.signals;
         part->words.assign(s.words.begin(), s.words.begin() + ptrdiff_t(cut));
         s.words.erase(s.words.begin(), s.words.begin() + ptrdiff_t(cut));
         s.base += cut;
@@ -322,7 +332,7 @@ class Device final : public hcq::Device {
         progress = true;
         cut = 0;
       }
-      if (cut != npos && !pk::ptr<const Signal>(s.words[cut + 1])->failed()) break;
+      if (cut != npos && !s.signal(&s.words[cut]).failed()) break;
       SubmissionPtr whole = std::move(q.held.front());
       q.held.pop_front();
       enqueue(k, std::move(whole));  // a failed wait: skipped there, its signals fail
@@ -363,8 +373,8 @@ class Device final : public hcq::Device {
     Queue& q = queues_[k];
     for_each_packet(s->words, [&](uint8_t op, const uint64_t* p) {
       if (op != pk::Wait || !s->error.empty()) return;
-      const Signal* sig = pk::ptr<const Signal>(p[1]);
-      if (sig->failed()) s->error = sig->error();
+      const SignalRef& sig = s->signal(p);
+      if (sig.failed()) s->error = sig.error();
     });
     if (s->error.empty()) {
       try {
@@ -394,9 +404,9 @@ class Device final : public hcq::Device {
       if (op != pk::Barrier) last = nullptr;
       switch (op) {
         case pk::Wait: {
-          Signal* sig = pk::ptr<Signal>(p[1]);
-          if (sig->value() >= p[2]) break;
-          Producer& pr = producers_.at(sig);  // blocking_wait() saw it
+          const SignalRef& sig = s.signal(p);
+          if (sig.value() >= p[2]) break;
+          Producer& pr = producers_.at(sig.id());  // blocking_wait() saw it
           // The driver's scheduler does not see an order made by a memory operation alone and may put the
           // waiting stream ahead of the write on one hardware queue, a deadlock (cuStreamWaitValue64's
           // documentation): the event wait is that order made visible.
@@ -410,8 +420,9 @@ class Device final : public hcq::Device {
           break;
         }
         case pk::Signal: {
-          Signal* sig = pk::ptr<Signal>(p[1]);
-          Producer& pr = producers_[sig];
+          const SignalRef& sig = s.signal(p);
+          Producer& pr = producers_[sig.id()];
+          pr.signal = sig;
           if (memops_ && !pr.has_word) {
             pr.word = words_->get();
             pr.has_word = true;
@@ -429,7 +440,7 @@ class Device final : public hcq::Device {
           break;
         }
         case pk::Timestamp:
-          s.stamps.push_back({pk::ptr<Signal>(p[1]), record(q.stream)});
+          s.stamps.push_back({s.signal(p), record(q.stream)});
           last = s.stamps.back().ev;
           break;
         case pk::Exec: {
@@ -472,8 +483,8 @@ class Device final : public hcq::Device {
     return std::clamp(at, std::min(s.submitted_ns, now), now);
   }
 
-  void release_producer(Signal* sig, bool write) {
-    auto it = producers_.find(sig);
+  void release_producer(const SignalRef& sig, bool write) {
+    auto it = producers_.find(sig.id());
     if (it == producers_.end()) return;
     Producer& pr = it->second;
     --(write ? pr.writes : pr.waits);
@@ -485,11 +496,11 @@ class Device final : public hcq::Device {
   void retire(int k, Submission& s) {
     if (!s.error.empty()) {
       for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
-        if (op == pk::Signal) pk::ptr<Signal>(p[1])->fail(s.error);
+        if (op == pk::Signal) s.signal(p).fail(s.error);
       });
     } else {
-      for (auto& st : s.stamps) st.s->device_timestamp(host_ns(st.ev, s));
-      for (auto& w : s.writes) w.s->device_write(w.v, host_ns(w.ev, s));
+      for (auto& st : s.stamps) st.s.device_timestamp(host_ns(st.ev, s));
+      for (auto& w : s.writes) w.s.device_write(w.v, host_ns(w.ev, s));
       for (auto& t : s.timed)
         add_profile({name(), kQueueNames[k], t.name, host_ns(t.start, s), host_ns(t.end, s), t.bytes, s.whole,
                      t.at, t.name == "copy" ? hcq::Transfer::DeviceToDevice : hcq::Transfer::None});
@@ -505,7 +516,7 @@ class Device final : public hcq::Device {
       if (e != keep) pool_.push_back(e);
     };
     for (auto& w : s.writes) release_producer(w.s, true), recycle(w.ev);
-    for (Signal* sig : s.word_waits) release_producer(sig, false);
+    for (const SignalRef& sig : s.word_waits) release_producer(sig, false);
     for (auto& st : s.stamps) recycle(st.ev);
     for (auto& t : s.timed) recycle(t.start), recycle(t.end);
     if (s.end && !s.end_shared) recycle(s.end);
@@ -516,20 +527,20 @@ class Device final : public hcq::Device {
   // the GPU: they are destroyed, never reused, and its device words are never reused either.
   void abandon(Submission& s, const std::string& msg) {
     for (auto& w : s.writes) {
-      w.s->fail(msg);
-      if (auto it = producers_.find(w.s); it != producers_.end()) it->second.leaked = true;
+      w.s.fail(msg);
+      if (auto it = producers_.find(w.s.id()); it != producers_.end()) it->second.leaked = true;
       release_producer(w.s, true);
       drv_.event_destroy(w.ev);
     }
-    for (Signal* sig : s.word_waits) {
-      if (auto it = producers_.find(sig); it != producers_.end()) it->second.leaked = true;
+    for (const SignalRef& sig : s.word_waits) {
+      if (auto it = producers_.find(sig.id()); it != producers_.end()) it->second.leaked = true;
       release_producer(sig, false);
     }
     for (auto& st : s.stamps) drv_.event_destroy(st.ev);
     for (auto& t : s.timed) drv_.event_destroy(t.start), drv_.event_destroy(t.end);
     if (s.end && !s.end_shared) drv_.event_destroy(s.end);
     for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {  // a held submission's signals
-      if (op == pk::Signal) pk::ptr<Signal>(p[1])->fail(msg);
+      if (op == pk::Signal) s.signal(p).fail(msg);
     });
     if (s.value) done_.insert(s.value);
   }
@@ -652,7 +663,7 @@ class Device final : public hcq::Device {
   bool closing_ = false;  // the destructor runs: held waits nobody can reach any more fail
   Queue queues_[2];
   std::vector<CUevent> pool_;
-  std::unordered_map<const Signal*, Producer> producers_;
+  std::unordered_map<const void*, Producer> producers_;  // by SignalRef::id()
   std::unique_ptr<WordPool> words_;
   std::unique_ptr<GraphCache> graphs_;
   CUevent base_ev_ = nullptr;

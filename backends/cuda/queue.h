@@ -39,6 +39,10 @@
 // converted to the host clock, clamped into [submit time, retire time] so that they always fall inside
 // the host's own window.
 //
+// Signal lifetime (hcq/signal.h): submit takes a SignalRef to every signal the submission names; held
+// submissions, the completion thread and the per-signal device words use only those, so a signal
+// destroyed while its submission is pending is never touched: its writes are dropped.
+//
 // Faults: a kernel fault is sticky in a driver context: the completion thread sees the error on an
 // event, fails every pending signal with `[exec] CUDA: kernel fault ...: cuEventQuery: <error name>
 // (<driver message>)`, fails the timeline and continues on a fresh one; later submissions fail their

@@ -107,7 +107,7 @@ struct Fate {
 // A submission: its fate and its waits, in record order.
 struct Sub {
   struct Wait {
-    const hcq::Signal* signal;
+    hcq::SignalRef signal;
     std::shared_ptr<Fate> producer;  // the same device's enqueued submission that writes it; null: none
     size_t producer_waits;           // how many of the producer's waits precede that write
   };
@@ -124,7 +124,7 @@ struct Sub {
     for (size_t i = 0; i < n; ++i) {
       const Wait& w = waits[i];
       if (!w.producer) continue;
-      if (w.signal->failed()) return w.signal->error();
+      if (w.signal.failed()) return w.signal.error();
       if (std::string e = w.producer->as_of(w.producer_waits); !e.empty()) return e;
     }
     return {};
@@ -149,7 +149,7 @@ struct Completion {
   enum Kind { Signal, Timestamp, Retire };
   struct Action {
     Kind kind;
-    hcq::Signal* signal;
+    hcq::SignalRef signal;  // not a Signal*: the Signal may be gone before the callback runs (signal.h)
     uint64_t value;
   };
   Hub* hub = nullptr;
@@ -260,8 +260,8 @@ class Engine final : public Queues {
       std::lock_guard lk(wait_mu_);
       for (int k : {kCompute, kCopy})
         if (const Blocked& w = blocked_[k]; w.signal)
-          os << "; " << kQueueNames[k] << " holds its later submissions until signal '" << w.signal->name()
-             << "' reaches " << w.value << " (value " << w.signal->value() << ")";
+          os << "; " << kQueueNames[k] << " holds its later submissions until signal '" << w.signal.name()
+             << "' reaches " << w.value << " (value " << w.signal.value() << ")";
     }
     os << "; OpenCL cannot stop a running kernel, so nothing was reset";
     return os.str();
@@ -269,7 +269,7 @@ class Engine final : public Queues {
 
  private:
   struct Blocked {
-    const hcq::Signal* signal = nullptr;
+    hcq::SignalRef signal;
     uint64_t value = 0;
   };
 
@@ -278,7 +278,8 @@ class Engine final : public Queues {
     int k = kCompute;
     uint64_t value = 0;  // its timeline value
     std::shared_ptr<Sub> sub;
-    Completion* open = nullptr;  // the last enqueued command's completion, still taking actions
+    hcq::SubmissionSignals signals;  // the packets' signals, referenced at submit: read them only here
+    Completion* open = nullptr;      // the last enqueued command's completion, still taking actions
     cl_event open_ev = nullptr;
     bool skip = false;       // a wait failed: enqueue no more work, fail the signals
     bool profile = false;    // profile records wanted: every command gets its event
@@ -337,6 +338,7 @@ class Engine final : public Queues {
     b.k = k;
     b.value = v;
     b.sub = std::allocate_shared<Sub>(PoolAllocator<Sub>());
+    b.signals = hcq::SubmissionSignals(words);
     b.profile = cfg_.dev->profiling();
     b.sub->submit_ns = hcq::now_ns();
     size_t nwaits = 0;
@@ -360,7 +362,7 @@ class Engine final : public Queues {
       const uint8_t op = next < words.size() ? pk::op(words[next]) : 0;
       b.need_event = b.profile || op == 0 || op == pk::Signal || op == pk::Timestamp;
       if (pk::op(p[0]) == pk::Wait) {
-        if (!b.skip && !wait(b, *pk::ptr<const hcq::Signal>(p[1]), p[2])) {
+        if (!b.skip && !wait(b, b.signals.at(b.at), p[2])) {
           at = here;
           seal(b);
           return false;
@@ -387,7 +389,7 @@ class Engine final : public Queues {
       std::lock_guard lk(pending_mu_);
       c->each([&](const Completion::Action& a) {
         if (a.kind != Completion::Signal) return;
-        pending_.push_back({a.signal, a.value, ev, b.k, b.sub->fate, c->waits});
+        pending_.push_back({a.signal.id(), a.value, ev, b.k, b.sub->fate, c->waits});
       });
     }
     ++hub_->outstanding;
@@ -404,7 +406,7 @@ class Engine final : public Queues {
       // Its signals would never be written otherwise.
       c->each([&](const Completion::Action& a) {
         if (a.kind == Completion::Signal)
-          a.signal->fail("[submit] clSetEventCallback failed: " + error_name(err));
+          a.signal.fail("[submit] clSetEventCallback failed: " + error_name(err));
       });
       api().clReleaseEvent(ev);
       delete c;
@@ -449,8 +451,8 @@ class Engine final : public Queues {
 
   void record(Batch& b, const uint64_t* p) {
     switch (pk::op(p[0])) {
-      case pk::Signal: current(b).add({Completion::Signal, pk::ptr<hcq::Signal>(p[1]), p[2]}); break;
-      case pk::Timestamp: current(b).add({Completion::Timestamp, pk::ptr<hcq::Signal>(p[1]), 0}); break;
+      case pk::Signal: current(b).add({Completion::Signal, b.signals.at(b.at), p[2]}); break;
+      case pk::Timestamp: current(b).add({Completion::Timestamp, b.signals.at(b.at), 0}); break;
       case pk::Exec:
         if (!b.skip) exec(b, pk::ExecView(p));
         break;
@@ -468,8 +470,8 @@ class Engine final : public Queues {
   // A wait of b's queue for s >= v. Returns false if only the host can see it through: a signal of the
   // host or of another device that has not reached v. Every other wait is recorded in b.sub->waits (its
   // position is what Fate::at counts).
-  bool wait(Batch& b, const hcq::Signal& s, uint64_t v) {
-    Sub::Wait w{&s, nullptr, 0};
+  bool wait(Batch& b, const hcq::SignalRef& s, uint64_t v) {
+    Sub::Wait w{s, nullptr, 0};
     auto fail_here = [&](const std::string& e) {
       b.sub->waits.push_back(std::move(w));
       b.sub->fail(e);
@@ -485,7 +487,7 @@ class Engine final : public Queues {
     if (b.open) {  // written earlier in this submission, by the command just before: in order already
       bool mine = false;
       b.open->each([&](const Completion::Action& a) {
-        mine = mine || (a.kind == Completion::Signal && a.signal == &s && a.value >= v);
+        mine = mine || (a.kind == Completion::Signal && a.signal.id() == s.id() && a.value >= v);
       });
       if (mine) return passed();
     }
@@ -493,7 +495,7 @@ class Engine final : public Queues {
     {
       std::lock_guard lk(pending_mu_);
       for (const Pending& p : pending_)
-        if (p.signal == &s && p.value >= v) {
+        if (p.signal == s.id() && p.value >= v) {
           w.producer = p.fate;
           w.producer_waits = p.waits;
           if (p.queue != b.k) dep = p.ev;  // same queue: in order already
@@ -519,7 +521,7 @@ class Engine final : public Queues {
     if (stop_.load())
       return fail_here("[~Device] " + cfg_.dev->name() + " was destroyed while " + kQueueNames[b.k] +
                        " waited for signal '" + s.name() + "' to reach " + std::to_string(v));
-    b.blocked = {&s, v};
+    b.blocked = {s, v};
     return false;
   }
 
@@ -565,7 +567,7 @@ class Engine final : public Queues {
 
   // Ends the submission: the retire of its value on its last command.
   void finish(Batch& b) {
-    current(b).add({Completion::Retire, nullptr, b.value});
+    current(b).add({Completion::Retire, {}, b.value});
     seal(b);
     api().clFlush(hw_[b.k].q);
   }
@@ -611,20 +613,20 @@ class Engine final : public Queues {
       switch (a.kind) {
         case Completion::Signal:
           if (err.empty())
-            a.signal->device_write(a.value, end);
+            a.signal.device_write(a.value, end);
           else
-            a.signal->fail(err);
-          drop_pending(a.signal, a.value);
+            a.signal.fail(err);
+          drop_pending(a.signal.id(), a.value);
           break;
         case Completion::Timestamp:
-          if (err.empty()) a.signal->device_timestamp(end);
+          if (err.empty()) a.signal.device_timestamp(end);
           break;
         case Completion::Retire: retire(a.value, end); break;
       }
     });
   }
 
-  void drop_pending(const hcq::Signal* s, uint64_t v) {
+  void drop_pending(const void* s, uint64_t v) {
     std::lock_guard lk(pending_mu_);
     for (size_t i = 0; i < pending_.size();)
       if (pending_[i].signal == s && pending_[i].value <= v) {
@@ -668,7 +670,7 @@ class Engine final : public Queues {
       for (int k : {kCompute, kCopy}) {
         const Blocked& w = blocked_[k];
         if (!w.signal) continue;
-        if (stop_.load() || w.signal->failed() || w.signal->value() >= w.value) {
+        if (stop_.load() || w.signal.failed() || w.signal.value() >= w.value) {
           ready = k;
           break;
         }
@@ -689,7 +691,7 @@ class Engine final : public Queues {
       }
       const Blocked w = blocked_[first];
       lk.unlock();
-      w.signal->wait_until(w.value, hcq::Clock::now() + kWaiterSlice);
+      w.signal.wait_until(w.value, hcq::Clock::now() + kWaiterSlice);
       lk.lock();
     }
   }
@@ -723,7 +725,7 @@ class Engine final : public Queues {
   }
 
   struct Pending {
-    const hcq::Signal* signal;
+    const void* signal;  // SignalRef::id(): the Completion holding the write keeps it from being reused
     uint64_t value;
     cl_event ev;  // alive while listed: its callback releases it only after it unlisted it
     int queue;

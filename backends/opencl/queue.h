@@ -22,6 +22,10 @@
 // Only signals, timestamps and the end get events and callbacks: the commands between them enqueue with
 // none, and a kernel's arguments are set only where they changed (program.h).
 //
+// Signal lifetime (hcq/signal.h): submit() takes a SignalRef to every signal the submission names; the
+// backlog, the waiter thread and the callbacks use only those, so a signal destroyed while its submission
+// is pending is never touched: its writes are dropped.
+//
 // Failures: a wait on a failed signal (failed before submit, while the queue was blocked on it, or a
 // signal whose writer on this device was skipped) skips the rest of the submission: nothing after it is
 // enqueued and its signals are failed with that signal's error; a device destroyed while a queue is blocked

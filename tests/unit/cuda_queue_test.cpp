@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -114,13 +116,21 @@ CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
   std::memmove(reinterpret_cast<void*>(uintptr_t(dst)), reinterpret_cast<void*>(uintptr_t(src)), n);
   return 0;
 }
+// Every stream made and not destroyed, as the driver keeps them: the device leaves the stream of a hung
+// kernel alone for good (queue.h), which is not a leak of the process.
+std::mutex streams_mu;
+std::map<CUstream, std::unique_ptr<int>> streams;
 CUresult stream_create(CUstream* s, unsigned) {
   if (no_context()) return kInvalidContext;
-  *s = reinterpret_cast<CUstream>(new int);
+  auto stream = std::make_unique<int>();
+  *s = reinterpret_cast<CUstream>(stream.get());
+  std::lock_guard lk(streams_mu);
+  streams[*s] = std::move(stream);
   return 0;
 }
 CUresult stream_destroy(CUstream s) {
-  delete reinterpret_cast<int*>(s);
+  std::lock_guard lk(streams_mu);
+  streams.erase(s);
   return 0;
 }
 CUresult stream_sync(CUstream) { return 0; }
@@ -465,11 +475,28 @@ TEST_P(SimulatedGpu, RefusedGraphFallsBackToSingleLaunches) {
   dev_->allocator().free(b);
 }
 
+// A signal the caller gave up on (after a timed-out wait) and destroyed while its write is held on the
+// host: the held submission, the stream's device word and the retire use the references taken at submit
+// (queue.h, Signal lifetime), so the write is dropped (ASan: it was a heap-use-after-free) and the rest of
+// the submission, and a submission held behind it on the other queue, still run.
+TEST_P(SimulatedGpu, SignalDestroyedWhileItsWriteIsHeldIsNotWritten) {
+  auto gate = dev_->new_signal("gate"), out = dev_->new_signal("out"), after = dev_->new_signal("after");
+  auto behind = dev_->new_signal("behind");
+  hcq::HwQueue().wait(*gate, 1).signal(*out, 1).timestamp(*out).signal(*after, 1).submit(*dev_);
+  hcq::HwQueue(hcq::QueueKind::Copy).wait(*out, 1).signal(*behind, 1).submit(*dev_);
+  EXPECT_THROW(out->wait(1, 20ms), hcq::TimeoutError);
+  out.reset();
+  gate->set(1);
+  after->wait(1, 5s);
+  behind->wait(1, 5s);
+  dev_->synchronize(5s);
+}
+
 TEST_P(SimulatedGpu, KernelFaultFailsSignalsWithTheDriversMessage) {
   auto s = dev_->new_signal("s"), after = dev_->new_signal("after");
   sim.fault = 700;
   hcq::Buffer a = dev_->allocator().alloc(16);
-  hcq::HwQueue().exec(*fill_, {{a.addr}, {0}}, {4}).signal(*s, 1).submit(*dev_);
+  a.last_use = hcq::HwQueue().exec(*fill_, {{a.addr}, {0}}, {4}).signal(*s, 1).submit(*dev_);
   try {
     s->wait(1, 5s);
     FAIL() << "the fault must fail the signal";
@@ -481,6 +508,7 @@ TEST_P(SimulatedGpu, KernelFaultFailsSignalsWithTheDriversMessage) {
   // Later work fails with the same message; the process goes on.
   hcq::HwQueue().signal(*after, 1).submit(*dev_);
   EXPECT_THROW(after->wait(1, 5s), hcq::FaultError);
+  dev_->allocator().free(a);
 }
 
 // Past a second the calibration event moves to a retired submission's last event (queue.h, Timestamps).
@@ -537,9 +565,10 @@ TEST_P(SimulatedGpu, HungKernelIsResetAndTheDeviceGoesOn) {
   }
   EXPECT_TRUE(old_timeline.failed());
   EXPECT_NE(&dev_->timeline(), &old_timeline);
-  hcq::HwQueue().exec(*fill_, {{a.addr}, {0}}, {4}).signal(*again, 1).submit(*dev_);
+  a.last_use = hcq::HwQueue().exec(*fill_, {{a.addr}, {0}}, {4}).signal(*again, 1).submit(*dev_);
   again->wait(1, 5s);
   dev_->synchronize(5s);
+  dev_->allocator().free(a);
 }
 
 INSTANTIATE_TEST_SUITE_P(MemOps, SimulatedGpu, testing::Bool(), [](const testing::TestParamInfo<bool>& i) {
