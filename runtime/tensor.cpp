@@ -254,8 +254,32 @@ Tensor alu(Op op, const Tensor& a, const Tensor& b, const Tensor& c) {
   return Tensor(a.uop().alu(op, b.uop(), c.uop()), a.device());
 }
 
+// A large reduction into few outputs runs as two kernels, as the reference design splits it: one reduced
+// axis of size n becomes (d, n / d), the n / d part reduces into d partials per output, then the partials
+// reduce. As one kernel each output is one work-item's loop over all n: one core of the CPU, one
+// work-group of a GPU, and past llvmpipe's loop limit on Vulkan for rows of 2^24 elements.
 Tensor reduce(const Tensor& t, Op op, const Shape& axes) {
-  return axes.empty() ? t : Tensor(t.uop().reduce(op, axes), t.device());
+  if (axes.empty()) return t;
+  constexpr int64_t kSplitFrom = 32768, kMaxPartials = int64_t(1) << 22;  // reduced size; partials in all
+  int64_t reduced = 1;
+  for (int64_t a : axes) reduced *= t.shape()[size_t(a)];
+  const int64_t outputs = reduced ? t.numel() / reduced : 0;
+  if (reduced >= kSplitFrom && outputs > 0)
+    for (int64_t a : axes)
+      for (int64_t d = std::min<int64_t>(256, kMaxPartials / outputs); d >= 8; --d) {
+        const int64_t n = t.shape()[size_t(a)];
+        if (n % d != 0) continue;
+        Shape split = t.shape();
+        split[size_t(a)] = n / d;
+        split.insert(split.begin() + a, d);
+        Shape inner;  // the axes in the split shape: `a` is now its n / d part
+        for (int64_t b : axes) inner.push_back(b < a ? b : b + 1);
+        Tensor partials = Tensor(t.uop().reshape(split).reduce(op, inner), t.device()).contiguous();
+        Shape kept = t.shape();
+        for (int64_t b : axes) kept[size_t(b)] = 1;
+        return Tensor(partials.uop().reduce(op, {a}).reshape(kept), t.device());
+      }
+  return Tensor(t.uop().reduce(op, axes), t.device());
 }
 
 Tensor drop_axes(const Tensor& t, const Shape& axes) {

@@ -2,7 +2,8 @@
 // values. A kernel whose buffers or views reach 2^30 elements indexes in int64 (core/codegen/lower.h);
 // before, a buffer of 2^31 + 64 bytes wrapped its indices and wrote below the buffer. A launch dimension
 // with a prime factor above the device's limit (65535 on Vulkan) is split with a guard
-// (core/codegen/global_dims.h). Expected values are computed here, in closed form.
+// (core/codegen/global_dims.h); a long reduction runs as partials and their reduction. Expected values are
+// computed here, in closed form.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -51,6 +52,22 @@ TEST_P(LaunchSplit, PrimeSizeAboveTheDimensionLimit) {
   for (int64_t i = 0; i < 3 * n; ++i) ASSERT_EQ(moved[size_t(i)], i / 3) << dev << " element " << i;
   std::vector<int32_t> rows = t.reshape({n, 1}).expand({n, 2}).sum({1}).to_vector<int32_t>();
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(rows[size_t(i)], 2 * i) << dev << " row " << i;
+}
+
+// Rows of 2^24 reduce as partials and their sum (runtime detail::reduce): as one loop per row they ran
+// past llvmpipe's loop limit even unrolled 256 times, an error on VULKAN.
+TEST_P(LaunchSplit, LongRowsReduceInTwoStages) {
+  const std::string& dev = GetParam();
+  if (std::string why = absent(dev); !why.empty()) GTEST_SKIP() << dev << ": " << why;
+  constexpr int64_t rows = 4, cols = int64_t(1) << 24;
+  Tensor c = (Tensor::zeros({rows, cols}, dtypes::uint8, dev) +
+              Tensor::arange(0, rows, 1, dtypes::uint8, dev).reshape({rows, 1}))
+                 .contiguous();
+  Tensor sums = c.sum({1});
+  EXPECT_EQ(sums.schedule().size(), 3u);  // the rows, their partials, the partials' sums
+  std::vector<uint32_t> got = sums.to_vector<uint32_t>();
+  for (int64_t i = 0; i < rows; ++i) EXPECT_EQ(got[size_t(i)], uint32_t(i * cols)) << dev << " row " << i;
+  EXPECT_EQ(c.max().item<uint8_t>(), 3) << dev;
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, LaunchSplit, testing::ValuesIn(devices_with_values()),

@@ -81,8 +81,9 @@ sluice::Tensor filled(const sluice::Shape& shape) {
 
 void BM_CpuKernel(benchmark::State& state) {
   using namespace sluice;
-  const Tensor t =
-      state.range(0) == 0 ? filled({256, 256}).matmul(filled({256, 256})) : filled({1 << 24}).sum();
+  const Tensor t = state.range(0) == 0
+                       ? filled({256, 256}).matmul(filled({256, 256}))
+                       : Tensor(filled({1 << 24}).uop().reduce(Op::Add, {0}), "CPU");  // one kernel
   const Schedule s = schedule({t.uop()});
   const ScheduleItem* it = nullptr;
   for (const ScheduleItem& i : s.items)

@@ -3,7 +3,8 @@
 //   (a schedule run again: buffers looked up, program found, queue recorded, submitted), a full realize of
 //   `x + 1` (scheduling included), and a JIT replay per kernel (target: <= 2 us and <= 0.25 us).
 // - CPU device: the round trip of a one-kernel schedule (submit -> done, median and p99), JIT replay per
-//   kernel, elementwise add of 16M float32 beside a plain C++ loop (target >= 85% of its bandwidth),
+//   kernel, elementwise add of 16M float32 beside a plain C++ loop (target >= 85% of its bandwidth), a sum
+//   of 16M float32 as one kernel and split in two,
 //   1024^3 float32 matmul beside OpenBLAS sgemm (target >= 50%), cold compile of the GPT-2 block's
 //   kernels with an empty cache (target <= 0.25 s), and the benchmark models (tools/bench/models.h) beside
 //   PyTorch CPU with 2 threads (a python3 subprocess in the same run; counters sluice_ms, torch_ms, ratio).
@@ -145,6 +146,24 @@ void BM_CpuAdd16M(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kAddN * 12);
 }
 BENCHMARK(BM_CpuAdd16M)->UseRealTime();
+
+// A sum of 16M float32 to one value: arg 0 as one kernel (one work-item loops over all of it), arg 1 as
+// Tensor::sum runs it (split into partials and their sum, runtime/tensor.cpp detail::reduce).
+void BM_CpuSum16M(benchmark::State& state) {
+  Realizer& r = realizer("CPU");
+  Tensor a = filled({kAddN}, 1, "CPU");
+  Tensor total = state.range(0) ? a.sum() : Tensor(a.uop().reduce(Op::Add, {0}), "CPU");
+  Schedule s = schedule_of({total});
+  r.run_schedule(s);
+  sync(r.device());
+  for (auto _ : state) {
+    r.run_schedule(s);
+    sync(r.device());
+  }
+  state.SetBytesProcessed(state.iterations() * kAddN * 4);
+  state.counters["kernels"] = double(s.items.size());
+}
+BENCHMARK(BM_CpuSum16M)->Arg(0)->Arg(1)->UseRealTime();
 
 void BM_LoopAdd16M(benchmark::State& state) {  // the same add as a plain C++ loop, one thread
   std::vector<float> a(kAddN, 1), b(kAddN, 2), c(kAddN);
