@@ -287,6 +287,17 @@ TEST(SpirvModels, MlpValidates) { check(render_all({bench::Mlp().forward().uop()
 TEST(SpirvModels, CnnValidates) { check(render_all({bench::Cnn().forward().uop()}, "cnn")); }
 TEST(SpirvModels, Gpt2BlockValidates) { check(render_all({bench::Gpt(1).forward().uop()}, "gpt2")); }
 
+// Kernels over 2^31 + 64 elements index in int64 (work-group ids zero-extended), and a launch dimension of
+// the prime 65537 splits with a guard. Neither runs on this machine's Vulkan (2 GiB), so they validate here.
+TEST(SpirvModels, WideIndexAndSplitLaunchKernelsValidate) {
+  const int64_t wide = (int64_t(1) << 31) + 64;
+  Tensor big = Tensor::zeros({wide}, dtypes::uint8, "CPU").contiguous();
+  Tensor prime = Tensor::zeros({65537}, dtypes::float32, "CPU").contiguous();
+  const Rendered r =
+      render_all({(big + 1).uop(), big.cast(dtypes::int64).sum().uop(), (prime * 2).uop()}, "wide");
+  check(r);
+}
+
 // SPIR-V 1.3 (Vulkan 1.1: the 8-bit storage extension) and 1.6 modules validate too.
 TEST(SpirvVersions, OtherVersionsValidate) {
   if (!testing_spirv::have_spirv_val()) GTEST_SKIP() << "spirv-val (spirv-tools) is not on PATH";
