@@ -16,13 +16,13 @@
 //
 // Ownership and threading
 // - Signals are neither copied nor moved: packets name them by address. A signal must be alive when a
-//   submission that names it is submitted. Where the device's queues hold a SignalRef to it (Vulkan, OpenCL,
-//   CUDA and HIP; the CPU queue still keeps the address, so there it must outlive the work), it may be
-//   destroyed while that work is pending (a caller that gave up after a timed-out wait): a pending write
-//   to it lands in state nobody reads and is dropped, and a pending wait on it waits on for a value it
-//   can no longer get (the device's destructor fails it, device.h). Create device signals
-//   with Device::new_signal (they then name their device in errors and a timed-out wait asks that device
-//   what is holding it up), or construct one directly for a host-only signal.
+//   submission that names it is submitted. Every backend's queues keep a SignalRef to it, never its
+//   address, past the submit call, so it may be destroyed while that work is pending (a caller that gave
+//   up after a timed-out wait): a pending write to it lands in state nobody reads and is dropped, and a
+//   pending wait on it waits on for a value it can no longer get (the device's destructor fails it,
+//   device.h). Create device signals with Device::new_signal (they then name their device in errors and a
+//   timed-out wait asks that device what is holding it up), or construct one directly for a host-only
+//   signal.
 // - Every member is thread-safe; any number of host threads and device queues may use a signal at once.
 #include <atomic>
 #include <chrono>

@@ -72,8 +72,8 @@ class Device final : public hcq::Device {
       switch (st.phase) {
         case QueueStatus::Idle: os << q << " is idle"; break;
         case QueueStatus::Waiting:
-          os << q << " waits for signal '" << st.signal->name() << "' to reach " << st.value << " (value "
-             << st.signal->value() << ")";
+          os << q << " waits for signal '" << st.signal.name() << "' to reach " << st.value << " (value "
+             << st.signal.value() << ")";
           break;
         case QueueStatus::Running: {
           // Stuck, not slow: no part of the grid completed within the hang timeout (queue.h).
@@ -124,7 +124,7 @@ class Device final : public hcq::Device {
     // lets go only once the queue is marked abandoned.
     if (!queues_[k]->abandon(st.token)) return false;
     std::scoped_lock lk(submit_mu_[kCompute], submit_mu_[kCopy]);
-    for (hcq::Signal* s : queues_[k]->dropped_signals()) s->fail(msg.str());
+    for (const hcq::SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg.str());
     queues_[k] = start_queue(config(k));
     replace_timeline(msg.str());
     return true;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "backends/cpu/program.h"
@@ -28,7 +29,8 @@ constexpr uint64_t kPartTime = 1'000'000;  // ns
 
 class Engine final : public std::enable_shared_from_this<Engine> {
  public:
-  explicit Engine(QueueConfig cfg) : cfg_(std::move(cfg)), ring_(new uint64_t[kRingWords]) {}
+  explicit Engine(QueueConfig cfg)
+      : cfg_(std::move(cfg)), ring_(new uint64_t[kRingWords]), refs_(new hcq::SignalRef[kRingWords / 2]) {}
 
   // Threads hold a reference, so an abandoned engine lives as long as its stuck threads do.
   void start() {
@@ -54,6 +56,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     uint64_t pos = wp_ & (kRingWords - 1);
     if (pos + w.size() + 3 <= kRingWords && has_room(w.size() + 3)) {  // the usual case: one copy
       std::copy(w.begin(), w.end(), &ring_[pos]);
+      for (size_t i = 0; i < w.size(); i += pk::words(w[i])) hold(&w[i], pos + i);
       std::copy(retire, retire + 3, &ring_[pos + w.size()]);
       wp_ += w.size() + 3;
     } else {
@@ -65,9 +68,12 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   QueueStatus status() const {
     QueueStatus s;
-    s.phase = QueueStatus::Phase(phase_.load());
-    s.signal = wait_signal_.load();
-    s.value = wait_value_.load();
+    {
+      std::lock_guard lk(wait_mu_);  // Waiting comes with its signal
+      s.phase = QueueStatus::Phase(phase_.load());
+      s.signal = wait_signal_;
+      s.value = wait_value_;
+    }
     s.program = program_.load();
     s.since_ns = since_ns_.load();
     s.progress_ns = progress_ns_.load();
@@ -92,12 +98,12 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     return true;
   }
 
-  std::vector<hcq::Signal*> dropped_signals() const {
-    std::vector<hcq::Signal*> out;
+  std::vector<hcq::SignalRef> dropped_signals() const {
+    std::vector<hcq::SignalRef> out;
     uint64_t rp = exec_at_.load();
     for (rp += pk::words(ring_[rp & (kRingWords - 1)]); rp < wp_;) {
       const uint64_t* p = &ring_[rp & (kRingWords - 1)];
-      if (pk::op(p[0]) == pk::Signal) out.push_back(pk::ptr<hcq::Signal>(p[1]));
+      if (pk::op(p[0]) == pk::Signal) out.push_back(held(rp));
       rp += pk::words(p[0]);
     }
     return out;
@@ -142,7 +148,18 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     }
     reserve(n);
     std::copy(p, p + n, &ring_[pos]);
+    hold(p, pos);
     wp_ += n;
+  }
+
+  // A packet that names a signal keeps a reference to it in its slot until the CP consumed it (cp_main).
+  // Such a packet has two words at least, so no two of them in the ring share a slot.
+  static bool names_signal(uint64_t hdr) {
+    return pk::op(hdr) == pk::Wait || pk::op(hdr) == pk::Signal || pk::op(hdr) == pk::Timestamp;
+  }
+  hcq::SignalRef& held(uint64_t pos) const { return refs_[(pos & (kRingWords - 1)) / 2]; }
+  void hold(const uint64_t* p, uint64_t pos) {
+    if (names_signal(p[0])) held(pos) = pk::ptr<const hcq::Signal>(p[1])->ref();
   }
 
   // --- command processor ---
@@ -151,7 +168,8 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       if (!written_.wait_until(rp + 1, kForever, &stop_)) return;  // stopped and drained
       for (uint64_t end = written_.value(); rp < end;) {
         const uint64_t* p = &ring_[rp & (kRingWords - 1)];
-        if (!execute(p, rp)) return;  // abandoned
+        if (!execute(p, rp)) return;            // abandoned
+        if (names_signal(p[0])) held(rp) = {};  // before the producer may reuse the slot
         rp += pk::words(p[0]);
         consumed_.store(rp);
       }
@@ -159,15 +177,21 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   }
 
   // Blocks until s >= v or s failed; false if the device is destroyed first.
-  bool block_on(const hcq::Signal& s, uint64_t v) {
+  bool block_on(const hcq::SignalRef& s, uint64_t v) {
     if (s.value() >= v || s.failed()) return true;
-    wait_signal_.store(&s);
-    wait_value_.store(v);
-    phase_.store(QueueStatus::Waiting);
+    waiting(s, v);
     bool ok = false;
     while (!(ok = s.wait_until(v, hcq::Clock::now() + kWaitSlice)) && !stop_.load()) {}
-    phase_.store(QueueStatus::Idle);
+    waiting({}, 0);
     return ok;
+  }
+
+  // Sets what status() reports: Waiting for s to reach v, or (s empty) Idle.
+  void waiting(hcq::SignalRef s, uint64_t v) {
+    std::lock_guard lk(wait_mu_);
+    wait_signal_ = std::move(s);
+    wait_value_ = v;
+    phase_.store(wait_signal_ ? QueueStatus::Waiting : QueueStatus::Idle);
   }
 
   void fail_submission(std::string error) {
@@ -184,7 +208,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     switch (pk::op(p[0])) {
       case pk::Wait: {
         if (failing_) break;
-        const auto& s = *pk::ptr<const hcq::Signal>(p[1]);
+        const hcq::SignalRef& s = held(rp);
         if (!block_on(s, p[2]))
           fail_submission("[~Device] " + cfg_.device + " was destroyed while " + cfg_.name +
                           " waited for signal '" + s.name() + "' to reach " + std::to_string(p[2]));
@@ -194,13 +218,13 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       }
       case pk::Signal:
         if (failing_) {
-          pk::ptr<hcq::Signal>(p[1])->fail(error_);
+          held(rp).fail(error_);
         } else {
-          pk::ptr<hcq::Signal>(p[1])->device_write(p[2], hcq::now_ns());
+          held(rp).device_write(p[2], hcq::now_ns());
         }
         break;
       case pk::Timestamp:
-        if (!failing_) pk::ptr<hcq::Signal>(p[1])->device_timestamp(hcq::now_ns());
+        if (!failing_) held(rp).device_timestamp(hcq::now_ns());
         break;
       case pk::Exec:
         if (!failing_) return run_exec(p, rp);
@@ -219,7 +243,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       case kRetire: {
         // Even a skipped submission retires: the timeline says "done with", not "succeeded".
         auto& timeline = *pk::ptr<hcq::Signal>(p[1]);
-        block_on(timeline, p[2] - 1);
+        block_on(timeline.ref(), p[2] - 1);
         for (hcq::ProfileRecord& r : records_) {  // before the timeline says they are done
           r.submission = p[2];
           cfg_.profile(std::move(r));
@@ -308,6 +332,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   const QueueConfig cfg_;
   const std::unique_ptr<uint64_t[]> ring_;
+  const std::unique_ptr<hcq::SignalRef[]> refs_;  // beside the ring's packets that name a signal (held())
   uint64_t wp_ = 0;                // producer's write position, in words since the start (never wraps)
   hcq::Counter written_;           // the doorbell: words published to the CP
   hcq::Counter consumed_;          // words the CP is done with
@@ -316,8 +341,9 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   // What the CP is doing, for status() and abandon().
   std::atomic<int> phase_{QueueStatus::Idle};
-  std::atomic<const hcq::Signal*> wait_signal_{nullptr};
-  std::atomic<uint64_t> wait_value_{0};
+  mutable std::mutex wait_mu_;  // wait_signal_, wait_value_, and phase_ moving in and out of Waiting
+  hcq::SignalRef wait_signal_;
+  uint64_t wait_value_ = 0;
   std::atomic<const hcq::Program*> program_{nullptr};
   std::atomic<uint64_t> since_ns_{0}, token_{0}, exec_at_{0};
   // The running exec's progress: parts completed of parts_, and when the last one completed (run_share).
@@ -351,7 +377,7 @@ class QueueImpl final : public Queue {
   }
   QueueStatus status() const override { return engine_->status(); }
   bool abandon(uint64_t token) override { return engine_->abandon(token); }
-  std::vector<hcq::Signal*> dropped_signals() const override { return engine_->dropped_signals(); }
+  std::vector<hcq::SignalRef> dropped_signals() const override { return engine_->dropped_signals(); }
 
  private:
   std::shared_ptr<Engine> engine_;

@@ -14,6 +14,12 @@
 // the ABI). Each core runs its share of the grid in parts and counts them, so that a wait can tell a
 // slow kernel (parts still complete) from a stuck one (status()). A wait on a failed signal makes the CP skip
 // the rest of its submission and fail the signals it would have written, with that signal's error.
+//
+// Signal lifetime (hcq/signal.h): push() takes a SignalRef to the signal of every wait, signal and
+// timestamp packet, kept beside the packet's ring slot until the CP has consumed it; the CP, status() and
+// dropped_signals() use only those, so a signal destroyed while its submission is pending is never
+// touched: its writes are dropped. The timeline's Retire packets keep its address: the device keeps
+// every timeline it had alive until its queues are gone (hcq/device.h).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,7 +41,7 @@ struct QueueConfig {
 // What a queue is doing right now, for Device::explain_stall.
 struct QueueStatus {
   enum Phase { Idle, Waiting, Running } phase = Idle;
-  const hcq::Signal* signal = nullptr;  // Waiting: for this signal to reach `value`
+  hcq::SignalRef signal;  // Waiting: for this signal to reach `value`
   uint64_t value = 0;
   const hcq::Program* program = nullptr;  // Running: this kernel, since `since_ns`
   uint64_t since_ns = 0;
@@ -59,7 +65,7 @@ class Queue {
   virtual bool abandon(uint64_t token) = 0;
   // After abandon(), with no producer active: the signals that the packets behind the stuck exec would
   // have written (the timeline's Retire packets excluded).
-  virtual std::vector<hcq::Signal*> dropped_signals() const = 0;
+  virtual std::vector<hcq::SignalRef> dropped_signals() const = 0;
 };
 
 std::unique_ptr<Queue> start_queue(QueueConfig config);

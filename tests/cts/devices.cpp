@@ -24,17 +24,11 @@ std::string hip_arch();                      // of HIP device 0, "" without one
 std::string hip_store_kernel(const std::string& name, int value);
 
 const std::vector<const DeviceEntry*>& device_entries() {
-  // The CPU queue does not hold hcq::SignalRefs yet (#21 item 14, #20).
-  static const std::string kSignalsByAddress =
-      "its queue keeps a submission's signals by address, not through hcq::SignalRef: a signal destroyed "
-      "while its write is pending would be written after it was freed";
   static const DeviceEntry cpu{
       "CPU",
       [](int ordinal) { return cpu::open_device(ordinal); },
       [](const std::filesystem::path& dir) { return cpu::make_compiler(dir); },
-      {
-          {Feature::DroppedWrites, kSignalsByAddress},
-      },
+      {},
       load_c_kernels,
       {},
   };
