@@ -21,7 +21,6 @@ enum class Feature {
   BlockingWaits,  // a queue's wait holds back the commands after it, and failures propagate through it
   DiskCache,      // the compiler runs a compiler process and caches binaries on disk
   HangRecovery,   // a kernel that never returns is abandoned past the hang timeout; the device goes on
-  DroppedWrites,  // a signal destroyed while a write to it is pending is not written (hcq/signal.h)
 };
 
 struct DeviceEntry {

@@ -28,7 +28,6 @@ uint64_t resident_bytes() {
 
 TEST_P(PendingWorkTest, SignalDestroyedWhileItsWriteIsPendingIsNotWritten) {
   CTS_REQUIRE(BlockingWaits);
-  CTS_REQUIRE(DroppedWrites);
   for (QueueKind kind : {QueueKind::Compute, QueueKind::Copy}) {
     auto gate = dev().new_signal("gate"), out = dev().new_signal("out"), after = dev().new_signal("after");
     HwQueue(kind).wait(*gate, 1).signal(*out, 1).timestamp(*out).signal(*after, 1).submit(dev());
@@ -44,7 +43,6 @@ TEST_P(PendingWorkTest, SignalDestroyedWhileItsWriteIsPendingIsNotWritten) {
 // waits on another queue's signal that the host sets afterwards.
 TEST_P(PendingWorkTest, SignalDestroyedWhileHeldOnAnotherQueueIsNotWritten) {
   CTS_REQUIRE(BlockingWaits);
-  CTS_REQUIRE(DroppedWrites);
   auto gate = dev().new_signal("gate"), mid = dev().new_signal("mid"), out = dev().new_signal("out");
   HwQueue(QueueKind::Copy).wait(*gate, 1).signal(*mid, 1).submit(dev());
   uint64_t v = HwQueue().wait(*mid, 1).signal(*out, 1).submit(dev());

@@ -13,6 +13,7 @@
 
 #include "runtime/device.h"
 #include "runtime/tensor.h"
+#include "test_devices.h"
 
 namespace sluice {
 namespace {
@@ -131,12 +132,7 @@ void ConvPaths::transposed(int64_t pad, int64_t extra) {
                dev + " pad " + std::to_string(pad) + " output_padding " + std::to_string(extra));
 }
 
-std::vector<std::string> devices_with_values() {
-  std::vector<std::string> out;
-  for (const DeviceInfo& d : list_devices())
-    if (d.name != "NULL") out.push_back(d.name);  // NULL computes nothing
-  return out;
-}
+using testing_devices::devices_with_values;
 INSTANTIATE_TEST_SUITE_P(Devices, ConvPaths, testing::ValuesIn(devices_with_values()),
                          [](const auto& info) { return info.param; });
 

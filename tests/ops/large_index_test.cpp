@@ -13,25 +13,13 @@
 #include "hcq/device.h"
 #include "runtime/device.h"
 #include "runtime/tensor.h"
+#include "test_devices.h"
 
 namespace sluice {
 namespace {
 
-std::vector<std::string> devices_with_values() {
-  std::vector<std::string> out;
-  for (const DeviceInfo& d : list_devices())
-    if (d.name != "NULL") out.push_back(d.name);  // NULL computes nothing
-  return out;
-}
-
-std::string absent(const std::string& dev) {
-  for (const DeviceInfo& d : list_devices())
-    if (d.name == dev && !d.available) return d.reason;
-  try {
-    open_device(dev);
-  } catch (const std::exception& e) { return std::string("cannot open: ") + e.what(); }
-  return "";
-}
+using testing_devices::absent;
+using testing_devices::devices_with_values;
 
 class LaunchSplit : public testing::TestWithParam<std::string> {};
 

@@ -12,24 +12,13 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/tensor.h"
+#include "test_devices.h"
 
 namespace sluice {
 namespace {
 
-std::vector<std::string> device_names() {
-  std::vector<std::string> out;
-  for (const DeviceInfo& d : list_devices()) out.push_back(d.name);
-  return out;
-}
-// Why `device` cannot run here ("" when it can).
-std::string absent(const std::string& device) {
-  for (const DeviceInfo& d : list_devices())
-    if (d.name == device && !d.available) return d.reason;
-  try {
-    open_device(device);
-  } catch (const std::exception& e) { return std::string("cannot open: ") + e.what(); }
-  return "";
-}
+using testing_devices::absent;
+using testing_devices::device_names;
 bool has_values(const std::string& device) { return device != "NULL"; }  // NULL runs no kernels
 
 class ReadView : public testing::TestWithParam<std::string> {};
