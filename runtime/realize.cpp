@@ -87,8 +87,8 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
       try {
         kit = kernels_.emplace(it.ast, codegen::make_kernel(it.ast, target_.caps)).first;
       } catch (const Error& e) {  // codegen speaks of its own stages: say which of the user's ops failed
-        throw Error("[realize] the kernel of (" + join(it.metadata) + ") cannot run on " + dev_.name() + ": " +
-                    e.what());
+        throw Error("[realize] the kernel of (" + join(it.metadata) + ") cannot run on " + dev_.name() +
+                    ": " + e.what());
       }
     }
     codegen::Kernel k = kit->second;
