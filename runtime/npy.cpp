@@ -30,39 +30,44 @@ NpyArray read_npy(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string f = ss.str();
+  return parse_npy(std::as_bytes(std::span(f)), path);
+}
+
+NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
+  const std::string_view f(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   SLUICE_CHECK_IN(ValueError, "npy", f.size() >= 10 && f.compare(0, 6, "\x93NUMPY") == 0)
-      << path << ": not an .npy file (no \\x93NUMPY magic)";
+      << name << ": not an .npy file (no \\x93NUMPY magic)";
   const int major = uint8_t(f[6]);
   SLUICE_CHECK_IN(ValueError, "npy", major >= 1 && major <= 3)
-      << path << ": .npy format version " << major << " is not one of 1, 2, 3";
+      << name << ": .npy format version " << major << " is not one of 1, 2, 3";
   size_t hlen = 0, start = 0;
   if (major == 1) {
     hlen = uint8_t(f[8]) | size_t(uint8_t(f[9])) << 8;
     start = 10;
   } else {
-    SLUICE_CHECK_IN(ValueError, "npy", f.size() >= 12) << path << ": truncated header";
+    SLUICE_CHECK_IN(ValueError, "npy", f.size() >= 12) << name << ": truncated header";
     for (int i = 0; i < 4; ++i) hlen |= size_t(uint8_t(f[8 + i])) << (8 * i);
     start = 12;
   }
-  SLUICE_CHECK_IN(ValueError, "npy", start + hlen <= f.size()) << path << ": truncated header";
-  const std::string h = f.substr(start, hlen);
+  SLUICE_CHECK_IN(ValueError, "npy", start + hlen <= f.size()) << name << ": truncated header";
+  const std::string h(f.substr(start, hlen));
   std::smatch m;
   static const std::regex descr_re(R"('descr'\s*:\s*'([<>|=])([a-z][0-9]+)')");
   static const std::regex order_re(R"('fortran_order'\s*:\s*(True|False))");
   static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
   SLUICE_CHECK_IN(ValueError, "npy", std::regex_search(h, m, descr_re))
-      << path << ": no 'descr' in the header";
+      << name << ": no 'descr' in the header";
   const std::string order = m[1], code = m[2];
   SLUICE_CHECK_IN(ValueError, "npy", order != ">" || code == "b1" || code[1] == '1')
-      << path << ": big-endian data ('" << order << code << "') is not read; save it little-endian";
+      << name << ": big-endian data ('" << order << code << "') is not read; save it little-endian";
   const Descr* d = nullptr;
   for (const Descr& x : kDescrs)
     if (code == x.code) d = &x;
-  SLUICE_CHECK_IN(ValueError, "npy", d) << path << ": dtype '" << code << "' is not one sluice has";
+  SLUICE_CHECK_IN(ValueError, "npy", d) << name << ": dtype '" << code << "' is not one sluice has";
   SLUICE_CHECK_IN(ValueError, "npy", std::regex_search(h, m, order_re) && m[1] == "False")
-      << path << ": Fortran-ordered arrays are not read; save a C-ordered array";
+      << name << ": Fortran-ordered arrays are not read; save a C-ordered array";
   SLUICE_CHECK_IN(ValueError, "npy", std::regex_search(h, m, shape_re))
-      << path << ": no 'shape' in the header";
+      << name << ": no 'shape' in the header";
   NpyArray a;
   std::stringstream dims(m[1].str());
   for (std::string tok; std::getline(dims, tok, ',');) {
@@ -71,7 +76,7 @@ NpyArray read_npy(const std::string& path) {
     try {
       a.shape.push_back(std::stoll(tok));
     } catch (const std::exception&) {
-      SLUICE_FAIL(ValueError, "npy") << path << ": bad shape entry '" << tok << "'";
+      SLUICE_FAIL(ValueError, "npy") << name << ": bad shape entry '" << tok << "'";
     }
   }
   // Bound the element count by the file's size before multiplying, so no header can overflow it.
@@ -79,21 +84,21 @@ NpyArray read_npy(const std::string& path) {
   int64_t n = 1;
   for (int64_t dim : a.shape) {
     SLUICE_CHECK_IN(ValueError, "npy", dim >= 0)
-        << path << ": negative dimension in shape " << tuple_str(a.shape);
+        << name << ": negative dimension in shape " << tuple_str(a.shape);
     SLUICE_CHECK_IN(ValueError, "npy", dim == 0 || n <= int64_t(payload) / dim)
-        << path << ": shape " << tuple_str(a.shape) << " needs more data than the file's " << payload
+        << name << ": shape " << tuple_str(a.shape) << " needs more data than the file's " << payload
         << " bytes";
     n *= dim;
   }
-  const size_t bytes = size_t(n) * size_t(d->dtype.itemsize());
-  SLUICE_CHECK_IN(ValueError, "npy", payload == bytes)
-      << path << ": shape " << tuple_str(a.shape) << " of " << code << " needs " << bytes
+  const size_t need = size_t(n) * size_t(d->dtype.itemsize());
+  SLUICE_CHECK_IN(ValueError, "npy", payload == need)
+      << name << ": shape " << tuple_str(a.shape) << " of " << code << " needs " << need
       << " bytes of data, the file has " << payload;
   a.data = std::make_shared<HostBuffer>();
   a.data->dtype = d->dtype;
   a.data->size = n;
   const auto* p = reinterpret_cast<const std::byte*>(f.data() + start + hlen);
-  a.data->bytes.assign(p, p + bytes);
+  a.data->bytes.assign(p, p + need);
   return a;
 }
 

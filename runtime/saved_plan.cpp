@@ -434,25 +434,31 @@ SavedPlan read_plan_file(const std::string& path) {
                     f && f.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(bytes.size())))
         << path << ": cannot read: " << std::strerror(errno);
   }
+  return parse_plan(bytes, path);
+}
+
+uint64_t plan_checksum(std::span<const std::byte> bytes) { return checksum(bytes.data(), bytes.size()); }
+
+SavedPlan parse_plan(std::span<const std::byte> bytes, const std::string& name) {
   SLUICE_CHECK_IN(ValueError, "load",
                   bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0)
-      << path << ": not a compiled sluice model (`sluice compile` makes one)";
-  Reader r(bytes, path);
+      << name << ": not a compiled sluice model (`sluice compile` makes one)";
+  Reader r(bytes, name);
   r.raw(sizeof kMagic, "magic");
   const uint32_t format = r.num<uint32_t>("format");
   const std::string version = format == kFormat ? r.str("version") : "?";
   SLUICE_CHECK_IN(ValueError, "load", format == kFormat && version == sluice_version())
-      << path << ": compiled by sluice " << version << " (format " << format << "); this is sluice "
+      << name << ": compiled by sluice " << version << " (format " << format << "); this is sluice "
       << sluice_version() << " (format " << kFormat << "): compile the model again";
   const uint64_t length = r.num<uint64_t>("length");
   SLUICE_CHECK_IN(ValueError, "load", length == bytes.size())
-      << path << ": truncated or damaged: " << bytes.size() << " bytes, its header says " << length;
+      << name << ": truncated or damaged: " << bytes.size() << " bytes, its header says " << length;
   const size_t body = bytes.size() - kChecksumBytes;
   uint64_t sum;
   std::memcpy(&sum, bytes.data() + body, sizeof sum);
   SLUICE_CHECK_IN(ValueError, "load", sum == checksum(bytes.data(), body))
-      << path << ": damaged: its checksum does not match its contents";
-  Reader b(std::span<const std::byte>(bytes).first(body), path);
+      << name << ": damaged: its checksum does not match its contents";
+  Reader b(std::span<const std::byte>(bytes).first(body), name);
   b.raw(r.at(), "header");
 
   SavedPlan plan;
@@ -543,6 +549,8 @@ SavedPlan read_plan_file(const std::string& path) {
       if (pb.dtype.itemsize() != x.dtype.itemsize() || n < 0 || x.offset > uint64_t(pb.size) ||
           uint64_t(n) > uint64_t(pb.size) - x.offset || (input && pb.role != Role::Input))
         b.fail("tensor '" + x.name + "' does not fit its buffer");
+      // A caller's empty tensor has no buffer to patch in; plans give such inputs none.
+      if (input && n == 0) b.fail("input '" + x.name + "' has no elements but a buffer");
     }
     return x;
   };

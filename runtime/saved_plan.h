@@ -30,6 +30,7 @@
 //
 // Threading: the functions are safe from any thread; a loaded Jit is used by one thread at a time.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -119,6 +120,10 @@ Jit load_plan(const SavedPlan& plan, const std::string& device = "");
 // is left when writing fails.
 void write_plan_file(const SavedPlan& plan, const std::string& path);
 SavedPlan read_plan_file(const std::string& path);
+// The same from a file's bytes; `name` labels messages.
+SavedPlan parse_plan(std::span<const std::byte> bytes, const std::string& name);
+// What a plan file's last 8 bytes hold for the bytes before them (for tools that patch a plan).
+uint64_t plan_checksum(std::span<const std::byte> bytes);
 // Whether the file starts with a plan's magic (false when it cannot be read).
 bool is_plan_file(const std::string& path);
 

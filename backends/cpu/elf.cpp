@@ -114,10 +114,10 @@ std::shared_ptr<const Image> Image::load(std::span<const uint8_t> object, std::s
   std::vector<Elf64_Shdr> sh(eh.e_shnum);
   for (size_t i = 0; i < sh.size(); ++i) {
     sh[i] = in.at<Elf64_Shdr>(eh.e_shoff + i * sizeof(Elf64_Shdr));
-    if (sh[i].sh_type != SHT_NOBITS && sh[i].sh_type != SHT_NULL)
-      in.check_range(sh[i].sh_offset, sh[i].sh_size, "a section");
+    if (sh[i].sh_type != SHT_NOBITS) in.check_range(sh[i].sh_offset, sh[i].sh_size, "a section");
   }
   auto str = [&](const Elf64_Shdr& tab, uint64_t off) -> std::string {
+    if (tab.sh_type != SHT_STRTAB) LOAD_FAIL << "a string table of section type " << tab.sh_type;
     if (off >= tab.sh_size) LOAD_FAIL << "string offset " << off << " outside its table";
     const char* s = reinterpret_cast<const char*>(object.data() + tab.sh_offset + off);
     return std::string(s, strnlen(s, tab.sh_size - off));
