@@ -72,18 +72,32 @@ Values x_range(OpContext& c) {
   for (const eval::HostArray* a : {&start, &limit, &delta})
     SLUICE_CHECK_IN(ShapeError, c.op(), a->numel() == 1) << "start, limit and delta must be scalars";
   const DType dt = c.in(0).dtype();
+  SLUICE_CHECK_IN(DTypeError, c.op(), c.in(1).dtype() == dt && c.in(2).dtype() == dt)
+      << "start, limit and delta must have one dtype, got " << dt.name() << ", " << c.in(1).dtype().name()
+      << ", " << c.in(2).dtype().name();
+  // The values are computed on the host, as a shape is: a range too long for that is an error.
+  constexpr int64_t kMaxRange = int64_t(1) << 28;
   if (dt.is_float()) {
-    const double s = start.f[0], d = delta.f[0];
+    const double s = start.f[0], d = delta.f[0], count = std::ceil((limit.f[0] - s) / d);
     SLUICE_CHECK_IN(ValueError, c.op(), d != 0) << "delta must not be 0";
-    auto n = std::max<int64_t>(0, int64_t(std::ceil((limit.f[0] - s) / d)));
+    SLUICE_CHECK_IN(ValueError, c.op(), !std::isnan(count) && count <= double(kMaxRange))
+        << "Range(" << s << ", " << limit.f[0] << ", " << d << ") has " << count << " elements, over "
+        << kMaxRange;
+    const int64_t n = count > 0 ? int64_t(count) : 0;
     std::vector<double> v(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) v[size_t(i)] = s + double(i) * d;
     return {c.tensor_of(eval::HostArray::from_values(dt, {n}, v))};
   }
-  const int64_t s = start.i[0], d = delta.i[0], span = limit.i[0] - s;
+  const int64_t s = start.i[0], d = delta.i[0];
   SLUICE_CHECK_IN(ValueError, c.op(), d != 0) << "delta must not be 0";
+  int64_t span = 0;
+  SLUICE_CHECK_IN(ValueError, c.op(),
+                  !__builtin_sub_overflow(limit.i[0], s, &span) && !(span == INT64_MIN && d == -1))
+      << "Range(" << s << ", " << limit.i[0] << ", " << d << ") overflows int64";
   // ceil(span / d): the truncated quotient, plus one when a remainder is left and the quotient is positive
   const int64_t n = std::max<int64_t>(0, span / d + (span % d != 0 && (span < 0) == (d < 0)));
+  SLUICE_CHECK_IN(ValueError, c.op(), n <= kMaxRange)
+      << "Range(" << s << ", " << limit.i[0] << ", " << d << ") has " << n << " elements, over " << kMaxRange;
   std::vector<int64_t> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[size_t(i)] = s + i * d;
   return {c.tensor_of(eval::HostArray::from_ints(dt, {n}, v))};

@@ -25,7 +25,10 @@
 
 #include "tests/fuzz/fuzz.h"
 
-extern "C" void __sanitizer_set_death_callback(void (*)(void)) __attribute__((weak));
+// Under ASan/UBSan a report ends in abort(), so the SIGABRT handler below saves the input (their own
+// death callbacks live in separate runtimes with gcc). A user's ASAN_OPTIONS/UBSAN_OPTIONS still apply.
+extern "C" const char* __asan_default_options() { return "abort_on_error=1:allocator_may_return_null=1"; }
+extern "C" const char* __ubsan_default_options() { return "abort_on_error=1:print_stacktrace=1"; }
 
 namespace sluice::fuzz {
 namespace {
@@ -60,13 +63,11 @@ void install_crash_handlers(const std::string& target) {
   const char* dir = std::getenv("SLUICE_FUZZ_CRASH_DIR");
   const std::string p = (fs::path(dir && *dir ? dir : ".") / ("fuzz-crash-" + target + ".bin")).string();
   std::snprintf(crash_path, sizeof crash_path, "%s", p.c_str());
-  // Under a sanitizer its runtime reports the crash and then calls the death callback; it owns SIGSEGV.
-  // std::terminate (an exception other than sluice::Error) aborts in both cases.
-  if (__sanitizer_set_death_callback) {
-    __sanitizer_set_death_callback(save_current);
-  } else {
+  // A sanitizer's runtime owns SIGSEGV (it reports, then aborts); std::terminate aborts too.
+  struct sigaction old = {};
+  ::sigaction(SIGSEGV, nullptr, &old);
+  if (old.sa_handler == SIG_DFL)
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, on_signal);
-  }
   std::signal(SIGABRT, on_signal);
 }
 

@@ -296,6 +296,37 @@ TEST(OnnxModel, AnOpErrorNamesTheModelTheNodeAndTheValues) {
   EXPECT_NE(e.find("(4,)"), std::string::npos) << e;
 }
 
+// Range computes its values on the host: inputs of mixed dtypes, a count past the limit and an int64
+// overflow are errors (the fuzz target found the first reading an empty array).
+TEST(OnnxModel, RangeRejectsMixedDtypesAndImpossibleCounts) {
+  auto range = [](int start_type, int limit_type) {
+    ModelBuilder mb;
+    auto g = mb.graph();
+    g.input("s", start_type, {}).input("l", limit_type, {}).input("d", start_type, {});
+    g.node("Range", {"s", "l", "d"}, {"y"}, "r");
+    g.output_any("y", start_type);
+    return Model::from_bytes(mb.bytes(), "range.onnx", "", {.device = kDev});
+  };
+  auto f = [](float v) { return Tensor::from({v}, {}, kDev); };
+  auto i = [](int64_t v) { return Tensor::from({v}, {}, kDev); };
+  Model mixed = range(P::FLOAT, P::INT64);
+  EXPECT_EQ(error_of([&] {
+              mixed.run({{"s", f(0)}, {"l", i(4)}, {"d", f(1)}});
+            }),
+            "[onnx] range.onnx: node 'r' (Range): start, limit and delta must have one dtype, got float, "
+            "long, float");
+  Model floats_model = range(P::FLOAT, P::FLOAT);
+  EXPECT_EQ(floats_model.run({{"s", f(1)}, {"l", f(2)}, {"d", f(0.25f)}}).at(0).tensor().to_vector<float>(),
+            (std::vector<float>{1, 1.25f, 1.5f, 1.75f}));
+  const std::string e = error_of([&] { floats_model.run({{"s", f(0)}, {"l", f(1e30f)}, {"d", f(1)}}); });
+  EXPECT_NE(e.find("elements, over 268435456"), std::string::npos) << e;
+  Model ints = range(P::INT64, P::INT64);
+  const std::string o = error_of([&] { ints.run({{"s", i(INT64_MIN)}, {"l", i(INT64_MAX)}, {"d", i(1)}}); });
+  EXPECT_NE(o.find("overflows int64"), std::string::npos) << o;
+  EXPECT_EQ(ints.run({{"s", i(10)}, {"l", i(4)}, {"d", i(-3)}}).at(0).tensor().to_vector<int64_t>(),
+            (std::vector<int64_t>{10, 7}));
+}
+
 // x (batch, 6) -> Reshape(x, concat(shape(x)[0:1], [2, 3])) -> Relu: the shape arithmetic folds on the
 // host, so the run is one kernel, and a second run with the same batch replays it and compiles nothing.
 Model reshape_model() {
