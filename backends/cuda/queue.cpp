@@ -83,14 +83,13 @@ struct Submission {
   // The packets' signals, referenced at submit and shared by its parts: the Signals may be gone before
   // the submission is enqueued or retired (hcq/signal.h), so its packets' addresses are never read.
   std::shared_ptr<const hcq::SubmissionSignals> signals;
+  // A signal write, or a timestamp (stamp: the value is unused), with the event after it. They apply in
+  // record order, so a timestamp recorded after a write of the same signal is the time it keeps.
   struct Write {
     SignalRef s;
     uint64_t v;
     CUevent ev;
-  };
-  struct Stamp {
-    SignalRef s;
-    CUevent ev;
+    bool stamp = false;
   };
   struct Timed {
     std::string name;
@@ -99,7 +98,6 @@ struct Submission {
     uint32_t at;  // the packet's word offset in the submission
   };
   std::vector<Write> writes;
-  std::vector<Stamp> stamps;
   std::vector<Timed> timed;
   std::vector<SignalRef> word_waits;  // signals whose device word a stream wait of this submission reads
   CUevent end = nullptr;              // recorded after its last command; null: nothing to wait for
@@ -440,8 +438,8 @@ class Device final : public hcq::Device {
           break;
         }
         case pk::Timestamp:
-          s.stamps.push_back({s.signal(p), record(q.stream)});
-          last = s.stamps.back().ev;
+          s.writes.push_back({s.signal(p), 0, record(q.stream), true});
+          last = s.writes.back().ev;
           break;
         case pk::Exec: {
           pk::ExecView e(p);
@@ -499,8 +497,12 @@ class Device final : public hcq::Device {
         if (op == pk::Signal) s.signal(p).fail(s.error);
       });
     } else {
-      for (auto& st : s.stamps) st.s.device_timestamp(host_ns(st.ev, s));
-      for (auto& w : s.writes) w.s.device_write(w.v, host_ns(w.ev, s));
+      for (auto& w : s.writes) {
+        if (w.stamp)
+          w.s.device_timestamp(host_ns(w.ev, s));
+        else
+          w.s.device_write(w.v, host_ns(w.ev, s));
+      }
       for (auto& t : s.timed)
         add_profile({name(), kQueueNames[k], t.name, host_ns(t.start, s), host_ns(t.end, s), t.bytes, s.whole,
                      t.at, t.name == "copy" ? hcq::Transfer::DeviceToDevice : hcq::Transfer::None});
@@ -515,9 +517,11 @@ class Device final : public hcq::Device {
     auto recycle = [&](CUevent e) {
       if (e != keep) pool_.push_back(e);
     };
-    for (auto& w : s.writes) release_producer(w.s, true), recycle(w.ev);
+    for (auto& w : s.writes) {
+      if (!w.stamp) release_producer(w.s, true);
+      recycle(w.ev);
+    }
     for (const SignalRef& sig : s.word_waits) release_producer(sig, false);
-    for (auto& st : s.stamps) recycle(st.ev);
     for (auto& t : s.timed) recycle(t.start), recycle(t.end);
     if (s.end && !s.end_shared) recycle(s.end);
     if (s.value) done_.insert(s.value);  // 0: the part of a submission before a held wait
@@ -527,16 +531,16 @@ class Device final : public hcq::Device {
   // the GPU: they are destroyed, never reused, and its device words are never reused either.
   void abandon(Submission& s, const std::string& msg) {
     for (auto& w : s.writes) {
+      drv_.event_destroy(w.ev);
+      if (w.stamp) continue;
       w.s.fail(msg);
       if (auto it = producers_.find(w.s.id()); it != producers_.end()) it->second.leaked = true;
       release_producer(w.s, true);
-      drv_.event_destroy(w.ev);
     }
     for (const SignalRef& sig : s.word_waits) {
       if (auto it = producers_.find(sig.id()); it != producers_.end()) it->second.leaked = true;
       release_producer(sig, false);
     }
-    for (auto& st : s.stamps) drv_.event_destroy(st.ev);
     for (auto& t : s.timed) drv_.event_destroy(t.start), drv_.event_destroy(t.end);
     if (s.end && !s.end_shared) drv_.event_destroy(s.end);
     for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {  // a held submission's signals

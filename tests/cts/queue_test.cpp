@@ -168,6 +168,24 @@ TEST_P(QueueTest, TimestampsMonotonicInsideHostWindow) {
   EXPECT_EQ(t1->value(), 0u);  // a timestamp leaves the value alone
 }
 
+// Completions apply in record order: a timestamp recorded after a signal's write is the time the signal
+// keeps, and it is no earlier than a signal written between the two.
+TEST_P(QueueTest, ATimestampAfterASignalsWriteIsTheTimeItKeeps) {
+  auto s = dev().new_signal("s"), mid = dev().new_signal("mid"), done = dev().new_signal("done");
+  HwQueue()
+      .signal(*s, 1)
+      .exec(*kernels().empty, {}, {1})
+      .signal(*mid, 1)
+      .exec(*kernels().empty, {}, {1})
+      .timestamp(*s)
+      .signal(*done, 1)
+      .submit(dev());
+  done->wait(1);
+  EXPECT_EQ(s->value(), 1u);
+  EXPECT_GE(s->timestamp_ns(), mid->timestamp_ns());
+  EXPECT_LE(s->timestamp_ns(), done->timestamp_ns());
+}
+
 TEST_P(QueueTest, MemoryBarrierOrdersKernels) {
   CTS_REQUIRE(Execution);
   Buffer a = ints(2048, 0), b = ints(2048, 0);
