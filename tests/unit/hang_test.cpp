@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <deque>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,9 +24,15 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// Sets SLUICE_HANG_TIMEOUT (nullptr: unsets it) and restores what the environment had, which the
+// sanitizer presets set.
 struct HangEnv {
-  explicit HangEnv(const char* v) { setenv("SLUICE_HANG_TIMEOUT", v, 1); }
-  ~HangEnv() { unsetenv("SLUICE_HANG_TIMEOUT"); }
+  explicit HangEnv(const char* v) {
+    if (const char* was = std::getenv("SLUICE_HANG_TIMEOUT")) before = was;
+    v ? setenv("SLUICE_HANG_TIMEOUT", v, 1) : unsetenv("SLUICE_HANG_TIMEOUT");
+  }
+  ~HangEnv() { before ? setenv("SLUICE_HANG_TIMEOUT", before->c_str(), 1) : unsetenv("SLUICE_HANG_TIMEOUT"); }
+  std::optional<std::string> before;
 };
 
 double seconds_since(Clock::time_point t0) {
@@ -77,7 +84,10 @@ std::unique_ptr<hcq::Program> load_paced(hcq::Device& dev) {
 }  // namespace
 
 TEST(HangTimeout, TheEnvironmentSetsIt) {
-  EXPECT_EQ(cpu::open_device(3)->hang_timeout(), 10s) << "the default";
+  {
+    HangEnv unset(nullptr);
+    EXPECT_EQ(cpu::open_device(3)->hang_timeout(), 10s) << "the default";
+  }
   const std::pair<const char*, std::chrono::nanoseconds> cases[] = {
       {"0.25", 250ms}, {"3", 3s}, {"0", hcq::kNoHangTimeout}, {"off", hcq::kNoHangTimeout}};
   for (const auto& [v, want] : cases) {
