@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include <unistd.h>
@@ -30,8 +29,6 @@ int kernel_threads() {
 }
 
 constexpr int kCompute = 0, kCopy = 1;  // slots in Device::queues_
-
-double ms(uint64_t ns) { return double(ns) / 1e6; }
 
 class Device final : public hcq::Device {
  public:
@@ -62,31 +59,10 @@ class Device final : public hcq::Device {
 
   std::string explain_stall(const hcq::Signal&, uint64_t) override {
     std::lock_guard reset(reset_mu_);
-    std::ostringstream os;
-    const uint64_t now = hcq::now_ns();
-    const auto hang_ns = uint64_t(hang_timeout().count());
-    for (int k : {kCompute, kCopy}) {
-      QueueStatus st = queues_[k]->status();
-      const std::string& q = config_names_[k];
-      if (k != kCompute) os << "; ";
-      switch (st.phase) {
-        case QueueStatus::Idle: os << q << " is idle"; break;
-        case QueueStatus::Waiting:
-          os << q << " waits for signal '" << st.signal.name() << "' to reach " << st.value << " (value "
-             << st.signal.value() << ")";
-          break;
-        case QueueStatus::Running: {
-          // Stuck, not slow: no part of the grid completed within the hang timeout (queue.h).
-          const uint64_t still = now > st.progress_ns ? now - st.progress_ns : 0;
-          os << "kernel '" << st.program->name() << "' on " << q << " has run " << progress(st, now);
-          if (still > hang_ns && reset_hung_queue(k, st, now))
-            os << ", past the hang timeout of " << ms(hang_ns)
-               << " ms: the queue was reset and its pending work failed";
-          break;
-        }
-      }
-    }
-    return os.str();
+    return hcq::explain_queues(
+        2, [&](size_t k) { return queues_[k]->status(); }, [&](size_t k) { return config_names_[k]; },
+        uint64_t(hang_timeout().count()),
+        [&](size_t k, const QueueStatus& st, uint64_t now) { return reset_hung_queue(int(k), st, now); });
   }
 
   bool busy() override {
@@ -116,28 +92,16 @@ class Device final : public hcq::Device {
   // Called with reset_mu_ held. The hung queue's threads are abandoned; everything its pending packets
   // would have signalled fails, and so does the timeline, which starts over (device.h).
   bool reset_hung_queue(int k, const QueueStatus& st, uint64_t now) {
-    std::ostringstream msg;
-    msg << "[wait] " << name() << ": kernel '" << st.program->name() << "' on " << config_names_[k]
-        << " did not finish: it ran " << progress(st, now) << ", past the hang timeout of "
-        << ms(uint64_t(hang_timeout().count())) << " ms, and its queue was reset";
+    const std::string msg =
+        hcq::hung_message(name(), config_names_[k], st, now, uint64_t(hang_timeout().count()));
     // abandon() first: a producer blocked on the hung queue's full ring holds its submit lock, and it
     // lets go only once the queue is marked abandoned.
     if (!queues_[k]->abandon(st.token)) return false;
     std::scoped_lock lk(submit_mu_[kCompute], submit_mu_[kCopy]);
-    for (const hcq::SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg.str());
+    for (const hcq::SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg);
     queues_[k] = start_queue(config(k));
-    replace_timeline(msg.str());
+    replace_timeline(msg);
     return true;
-  }
-
-  // "for 1200 ms, 12 of 64 parts of its grid done, the last 250 ms ago"
-  static std::string progress(const QueueStatus& st, uint64_t now) {
-    std::ostringstream os;
-    os << "for " << ms(now > st.since_ns ? now - st.since_ns : 0) << " ms, " << st.parts_done << " of "
-       << st.parts << " parts of its grid done";
-    if (st.parts_done > 0)
-      os << ", the last " << ms(now > st.progress_ns ? now - st.progress_ns : 0) << " ms ago";
-    return os.str();
   }
 
   const std::string config_names_[2] = {"compute:0", "copy:0"};

@@ -74,7 +74,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       s.signal = wait_signal_;
       s.value = wait_value_;
     }
-    s.program = program_.load();
+    if (const hcq::Program* p = program_.load()) s.kernels = "'" + p->name() + "'";
     s.since_ns = since_ns_.load();
     s.progress_ns = progress_ns_.load();
     s.parts_done = parts_done_.load();

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "hcq/device.h"
+#include "hcq/queue_status.h"
 
 namespace sluice::cpu {
 
@@ -38,17 +39,8 @@ struct QueueConfig {
   std::function<void(hcq::ProfileRecord)> profile;  // where they go
 };
 
-// What a queue is doing right now, for Device::explain_stall.
-struct QueueStatus {
-  enum Phase { Idle, Waiting, Running } phase = Idle;
-  hcq::SignalRef signal;  // Waiting: for this signal to reach `value`
-  uint64_t value = 0;
-  const hcq::Program* program = nullptr;  // Running: this kernel, since `since_ns`
-  uint64_t since_ns = 0;
-  uint64_t progress_ns = 0;  // Running: when it last completed a part of its grid (since_ns before one)
-  uint64_t parts_done = 0, parts = 0;
-  uint64_t token = 0;  // names the running exec for abandon()
-};
+// What a queue is doing right now, for Device::explain_stall (hcq/queue_status.h).
+using hcq::QueueStatus;
 
 class Queue {
  public:

@@ -25,8 +25,6 @@ namespace {
 
 constexpr int kCompute = 0, kCopy = 1;
 
-double ms(uint64_t ns) { return double(ns) / 1e6; }
-
 bool env_on(const char* name) {
   const char* v = std::getenv(name);
   return v && std::strcmp(v, "1") == 0;
@@ -193,30 +191,10 @@ class Device final : public hcq::Device {
 
   std::string explain_stall(const hcq::Signal&, uint64_t) override {
     std::lock_guard reset(reset_mu_);
-    std::ostringstream os;
-    const uint64_t now = hcq::now_ns();
-    const auto hang_ns = uint64_t(hang_timeout().count());
-    for (int k : {kCompute, kCopy}) {
-      QueueStatus st = queues_[k]->status();
-      const std::string& q = queue_names_[k];
-      if (k != kCompute) os << "; ";
-      switch (st.phase) {
-        case QueueStatus::Idle: os << q << " is idle"; break;
-        case QueueStatus::Waiting:
-          os << q << " waits for signal '" << st.signal.name() << "' to reach " << st.value << " (value "
-             << st.signal.value() << ")";
-          break;
-        case QueueStatus::Running: {
-          uint64_t ran = now > st.since_ns ? now - st.since_ns : 0;
-          os << "kernel " << st.kernels << " on " << q << " has run for " << ms(ran) << " ms";
-          if (ran > hang_ns && reset_hung_queue(k, st, ran))
-            os << ", past the hang timeout of " << ms(hang_ns)
-               << " ms: the queue was reset and its pending work failed";
-          break;
-        }
-      }
-    }
-    return os.str();
+    return hcq::explain_queues(
+        2, [&](size_t k) { return queues_[k]->status(); }, [&](size_t k) { return queue_names_[k]; },
+        uint64_t(hang_timeout().count()),
+        [&](size_t k, const QueueStatus& st, uint64_t now) { return reset_hung_queue(int(k), st, now); });
   }
 
   bool busy() override {
@@ -382,14 +360,12 @@ class Device final : public hcq::Device {
   }
 
   // Called with reset_mu_ held (device.h: hangs).
-  bool reset_hung_queue(int k, const QueueStatus& st, uint64_t ran) {
-    std::ostringstream msg;
-    msg << "[wait] " << name() << ": kernel " << st.kernels << " on " << queue_names_[k]
-        << " did not finish: it ran for " << ms(ran) << " ms, past the hang timeout of "
-        << ms(uint64_t(hang_timeout().count())) << " ms, and its queue was reset";
+  bool reset_hung_queue(int k, const QueueStatus& st, uint64_t now) {
+    const std::string msg =
+        hcq::hung_message(name(), queue_names_[k], st, now, uint64_t(hang_timeout().count()));
     if (!queues_[k]->abandon(st.token)) return false;
     std::scoped_lock lk(submit_mu_[kCompute], submit_mu_[kCopy]);
-    for (const hcq::SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg.str());
+    for (const hcq::SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg);
     graveyard_.push_back(std::move(queues_[k]));
     queues_[k] = start_queue(config(k));
     live_[k].store(queues_[k].get(), std::memory_order_release);
@@ -398,7 +374,7 @@ class Device final : public hcq::Device {
       retired_ = timeline_value();
       while (!done_.empty() && *done_.begin() <= retired_) done_.erase(done_.begin());
     }
-    replace_timeline(msg.str());
+    replace_timeline(msg);
     return true;
   }
 

@@ -66,6 +66,7 @@
 #include "backends/vulkan/allocator.h"
 #include "backends/vulkan/context.h"
 #include "hcq/device.h"
+#include "hcq/queue_status.h"
 
 namespace sluice::vulkan {
 
@@ -93,14 +94,7 @@ struct QueueConfig {
   bool cpu_device = false;
 };
 
-struct QueueStatus {
-  enum Phase { Idle, Waiting, Running } phase = Idle;
-  hcq::SignalRef signal;  // Waiting: on what
-  uint64_t value = 0;
-  std::string kernels;  // Running: the oldest unfinished segment's kernels ("'a', 'b'")
-  uint64_t since_ns = 0;
-  uint64_t token = 0;  // identifies that segment for abandon()
-};
+using hcq::QueueStatus;  // what a queue is doing, for Device::explain_stall (hcq/queue_status.h)
 
 class Queue {
  public:

@@ -1,0 +1,62 @@
+#include "hcq/queue_status.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "hcq/counter.h"
+
+namespace sluice::hcq {
+
+double ms(uint64_t ns) { return double(ns) / 1e6; }
+
+uint64_t QueueStatus::stalled_ns(uint64_t now) const {
+  const uint64_t last = std::max(since_ns, progress_ns);
+  return now > last ? now - last : 0;
+}
+
+std::string QueueStatus::ran(uint64_t now) const {
+  std::ostringstream os;
+  os << "for " << ms(now > since_ns ? now - since_ns : 0) << " ms";
+  if (parts > 0) {
+    os << ", " << parts_done << " of " << parts << " parts of its grid done";
+    if (parts_done > 0) os << ", the last " << ms(now > progress_ns ? now - progress_ns : 0) << " ms ago";
+  }
+  return os.str();
+}
+
+std::string explain_queues(size_t n, const std::function<QueueStatus(size_t)>& status,
+                           const std::function<std::string(size_t)>& name, uint64_t hang_ns,
+                           const std::function<bool(size_t, const QueueStatus&, uint64_t)>& reset) {
+  std::ostringstream os;
+  const uint64_t now = now_ns();
+  for (size_t k = 0; k < n; ++k) {
+    const QueueStatus st = status(k);
+    const std::string q = name(k);
+    if (k > 0) os << "; ";
+    switch (st.phase) {
+      case QueueStatus::Idle: os << q << " is idle"; break;
+      case QueueStatus::Waiting:
+        os << q << " waits for signal '" << st.signal.name() << "' to reach " << st.value << " (value "
+           << st.signal.value() << ")";
+        break;
+      case QueueStatus::Running:
+        os << "kernel " << st.kernels << " on " << q << " has run " << st.ran(now);
+        // Stuck, not slow: no progress within the hang timeout (device.h).
+        if (st.stalled_ns(now) > hang_ns && reset(k, st, now))
+          os << ", past the hang timeout of " << ms(hang_ns)
+             << " ms: the queue was reset and its pending work failed";
+        break;
+    }
+  }
+  return os.str();
+}
+
+std::string hung_message(const std::string& device, const std::string& queue, const QueueStatus& st,
+                         uint64_t now, uint64_t hang_ns) {
+  std::ostringstream os;
+  os << "[wait] " << device << ": kernel " << st.kernels << " on " << queue << " did not finish: it ran "
+     << st.ran(now) << ", past the hang timeout of " << ms(hang_ns) << " ms, and its queue was reset";
+  return os.str();
+}
+
+}  // namespace sluice::hcq

@@ -1,0 +1,46 @@
+#pragma once
+// hcq::QueueStatus: what one of a device's queues is doing, and the one wording of Device::explain_stall
+// (device.h) and of a hung kernel's error for every backend whose command processor reports it (CPU,
+// VULKAN). Backends fill a status; the words and the hang rule live here.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "hcq/signal.h"
+
+namespace sluice::hcq {
+
+double ms(uint64_t ns);  // nanoseconds as milliseconds, for messages
+
+struct QueueStatus {
+  enum Phase { Idle, Waiting, Running } phase = Idle;
+  SignalRef signal;  // Waiting: for this signal to reach `value`
+  uint64_t value = 0;
+  std::string kernels;    // Running: the kernel(s) of its oldest unfinished work: "'a'", "'a', 'b'"
+  uint64_t since_ns = 0;  // Running: since when
+  // A device that sees a kernel progress (the CPU device counts the parts of its grid): how many parts
+  // of how many are done, and when the last one finished. parts == 0: progress is not seen.
+  uint64_t parts_done = 0, parts = 0, progress_ns = 0;
+  uint64_t token = 0;  // names the work for the backend's abandon()
+
+  // How long it has gone without progress at `now`: since its last part finished, else since it started.
+  uint64_t stalled_ns(uint64_t now) const;
+  // "for 1200 ms, 12 of 64 parts of its grid done, the last 250 ms ago"; "for 1200 ms" without parts.
+  std::string ran(uint64_t now) const;
+};
+
+// Device::explain_stall over queues 0..n-1 ("compute:0 is idle; copy:0 waits for signal 's' to reach 3
+// (value 2)"). status(k) reads queue k and name(k) names it. A queue Running without progress for
+// longer than hang_ns is handed to reset(k, status, now), which resets it and returns true (false: its
+// work finished meanwhile); the description then says the queue was reset.
+std::string explain_queues(size_t n, const std::function<QueueStatus(size_t)>& status,
+                           const std::function<std::string(size_t)>& name, uint64_t hang_ns,
+                           const std::function<bool(size_t, const QueueStatus&, uint64_t)>& reset);
+
+// The error a reset queue's pending work fails with: "[wait] CPU: kernel 'k' on compute:0 did not
+// finish: it ran for ..., past the hang timeout of 10000 ms, and its queue was reset".
+std::string hung_message(const std::string& device, const std::string& queue, const QueueStatus& st,
+                         uint64_t now, uint64_t hang_ns);
+
+}  // namespace sluice::hcq
