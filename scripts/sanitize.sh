@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The test suites under a sanitizer (#20): builds preset `asan` (AddressSanitizer + UBSan, LeakSanitizer
-# at exit) or `tsan` (ThreadSanitizer) into build/<preset>, runs the unit, cts and ops labels (the cts and
-# ops suites run every case on every device present), and ends with a summary: per label and per device
+# at exit) or `tsan` (ThreadSanitizer) into build/<preset>, runs the unit, cts, ops and onnx labels (the
+# device suites run every case on every device present), and ends with a summary: per label and per device
 # the tests passed, failed and skipped, then every failed test. Exits 1 if any test failed.
 #
-#   scripts/sanitize.sh [asan|tsan] [label...]    # default: asan, labels unit cts ops
+#   scripts/sanitize.sh [asan|tsan] [label...]    # default: asan, labels unit cts ops onnx
 #   SLUICE_JOBS=n                    parallel build jobs (default: number of cores)
 #   SLUICE_TEST_JOBS=n               parallel tests (default: 2)
 #   SLUICE_SANITIZE_TARGETS="t ..."  build only these targets (default: the whole preset)
@@ -25,7 +25,7 @@ case $preset in
     ;;
 esac
 labels=("$@")
-[[ ${#labels[@]} -gt 0 ]] || labels=(unit cts ops)
+[[ ${#labels[@]} -gt 0 ]] || labels=(unit cts ops onnx)
 build=build/$preset
 logs=$build/sanitize
 mkdir -p "$logs"
@@ -57,7 +57,9 @@ summary=$(awk '
   function line(head, l, d) {
     printf "%-9s %d passed, %d failed, %d skipped\n", head, n[l, d, "passed"], n[l, d, "failed"], n[l, d, "skipped"]
   }
-  { dev = "-"; if (match($3, /\/(CPU|NULL|VULKAN|CL|CUDA|HIP)(_[0-9]+)?$/)) dev = substr($3, RSTART + 1)
+  { dev = "-"
+    if (match($3, /\/(CPU|NULL|VULKAN|CL|CUDA|HIP)(_[0-9]+)?(\/|$)/)) dev = substr($3, RSTART + 1, RLENGTH - 1)
+    sub(/\/$/, "", dev)
     st = $2 == "Passed" ? "passed" : $2 == "Skipped" ? "skipped" : "failed"
     n[$1, dev, st]++; n[$1, "*", st]++; devs[$1, dev] = 1; labs[$1] = 1 }
   END {
