@@ -14,11 +14,13 @@
 #include "backends/cuda/graph.h"
 #include "backends/cuda/program.h"
 #include "hcq/error.h"
+#include "hcq/queue_status.h"
 
 namespace sluice::cuda {
 namespace {
 
 namespace pk = hcq::packet;
+using hcq::ms;
 using hcq::Signal;
 using hcq::SignalRef;
 
@@ -31,8 +33,6 @@ constexpr auto kMaxSleep = std::chrono::microseconds(1000);
 // Event times are float milliseconds from the calibration event: moving the calibration forward every
 // second keeps them at sub-microsecond resolution.
 constexpr uint64_t kRebaseNs = 1'000'000'000;
-
-double ms(uint64_t ns) { return double(ns) / 1e6; }
 
 // 8-byte words of pinned, device-mapped host memory: what a stream writes and awaits for a signal.
 class WordPool {
