@@ -1,5 +1,6 @@
 #include "runtime/device.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,9 +19,8 @@
 namespace sluice {
 namespace {
 
-constexpr const char* kNoBackend = "no backend compiled in yet";
-
-// The backends compiled in, one row each. `absent` says why no device of the kind can open on this
+// The backends compiled in, one row each, in DESIGN.md §5's order of preference: adding a device kind is
+// adding a row. `absent` says why no device of the kind can open on this
 // machine ("" when one can: the driver library loads); `target` describes a device's kernels.
 struct Backend {
   const char* kind;
@@ -30,12 +30,12 @@ struct Backend {
 };
 std::string always_present() { return ""; }
 constexpr Backend kBackends[] = {
-    {"CPU", cpu::absent_reason, cpu::open_device, cpu::target},
-    {"NULL", always_present, null::open_device, null::target},
     {"CUDA", cuda::absent_reason, cuda::open_device, cuda::target},
     {"HIP", hip::absent_reason, hip::open_device, hip::target},
-    {"CL", opencl::absent_reason, opencl::open_device, opencl::target},
     {"VULKAN", vulkan::absent_reason, vulkan::open_device, vulkan::target},
+    {"CL", opencl::absent_reason, opencl::open_device, opencl::target},
+    {"CPU", cpu::absent_reason, cpu::open_device, cpu::target},
+    {"NULL", always_present, null::open_device, null::target},
 };
 const Backend* backend(const std::string& kind) {
   for (const Backend& b : kBackends)
@@ -73,8 +73,8 @@ hcq::Device& open_locked(Registry& r, const std::string& name) {
   }
   std::string canon = d.str();
   if (auto it = r.devices.find(canon); it != r.devices.end()) return *it->second;
-  const Backend* b = backend(d.kind);
-  std::string why = b ? b->absent() : kNoBackend;
+  const Backend* b = backend(d.kind);  // parse_device accepted the kind: it has a row
+  std::string why = b->absent();
   if (!why.empty())
     SLUICE_FAIL(DeviceError, "open_device") << "device " << canon << " is not available (" << why
                                             << "): available devices are " << available_list();
@@ -86,12 +86,21 @@ hcq::Device& open_locked(Registry& r, const std::string& name) {
 
 }  // namespace
 
+std::span<const std::string_view> known_device_kinds() {
+  // canonical_device asks on every tensor op: built once.
+  static const auto kinds = [] {
+    std::array<std::string_view, std::size(kBackends)> out;
+    for (size_t i = 0; i < out.size(); ++i) out[i] = kBackends[i].kind;
+    return out;
+  }();
+  return kinds;
+}
+
 std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> out;
-  for (const char* const* k = known_device_kinds(); *k; ++k) {
-    const Backend* b = backend(*k);
-    std::string why = b ? b->absent() : kNoBackend;
-    out.push_back({*k, why.empty(), why});
+  for (const Backend& b : kBackends) {
+    std::string why = b.absent();
+    out.push_back({b.kind, why.empty(), why});
   }
   return out;
 }

@@ -10,16 +10,12 @@
 
 namespace sluice {
 namespace {
-constexpr const char* kKinds[] = {"CUDA", "HIP", "VULKAN", "CL", "CPU", "NULL", nullptr};
-
 std::string kind_list() {
   std::string out;
-  for (const char* const* k = kKinds; *k; ++k) out += (out.empty() ? "" : ", ") + std::string(*k);
+  for (std::string_view k : known_device_kinds()) out += (out.empty() ? "" : ", ") + std::string(k);
   return out;
 }
 }  // namespace
-
-const char* const* known_device_kinds() { return kKinds; }
 
 std::string DeviceName::str() const { return ordinal == 0 ? kind : kind + ":" + std::to_string(ordinal); }
 
@@ -28,7 +24,8 @@ DeviceName parse_device(std::string_view name) {
   std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
   size_t colon = upper.find(':');
   DeviceName d{upper.substr(0, colon)};
-  bool known = std::any_of(kKinds, kKinds + 6, [&](const char* k) { return d.kind == k; });
+  std::span<const std::string_view> kinds = known_device_kinds();
+  bool known = std::find(kinds.begin(), kinds.end(), d.kind) != kinds.end();
   SLUICE_CHECK_IN(DeviceError, "device", known)
       << "unknown device \"" << name << "\": known kinds are " << kind_list();
   if (colon != std::string::npos) {
@@ -43,8 +40,8 @@ DeviceName parse_device(std::string_view name) {
 
 std::string canonical_device(std::string_view name) {
   // Every tensor op passes its device through here, nearly always already canonical ("CPU"): skip parsing.
-  for (const char* const* k = kKinds; *k; ++k)
-    if (name == *k) return std::string(name);
+  for (std::string_view k : known_device_kinds())
+    if (name == k) return std::string(name);
   return parse_device(name).str();
 }
 

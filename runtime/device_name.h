@@ -2,6 +2,7 @@
 // Device names (DESIGN.md §5): a kind (CPU, NULL, VULKAN, CL, CUDA, HIP) and an optional ordinal, "CUDA:1".
 // Names are case-insensitive on input and canonical on output: upper case, and ":0" dropped, so "cpu:0",
 // "CPU:0" and "CPU" all name the device "CPU". Pure string handling: any thread.
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -13,8 +14,9 @@ struct DeviceName {
   std::string str() const;  // the canonical form: "CPU", "CUDA:1"
 };
 
-// The kinds sluice knows, in the order of DESIGN.md §5's preference.
-const char* const* known_device_kinds();  // null-terminated list
+// The kinds sluice knows, in the order of DESIGN.md §5's preference: the registry's rows
+// (runtime/device.cpp).
+std::span<const std::string_view> known_device_kinds();
 // Parses a name; throws DeviceError for an unknown kind or a malformed ordinal, listing the known kinds.
 DeviceName parse_device(std::string_view name);
 // parse_device(name).str(): the one spelling every Tensor carries.
