@@ -84,6 +84,66 @@ enum Attribute : int {
   kCanUse64BitStreamMemOps = 122,
 };
 
+// The driver calls, one row each: X(field, parameters, required, CUDA name, HIP name, CUDA symbols...).
+// The field is Driver's function pointer; the names are what messages say (Driver::call_name); the CUDA
+// symbols are the exported entry points, newest first; the HIP name is also the symbol loaded into the
+// field, or nullptr where an adapter of backends/hip/driver.cpp (which names its own symbols) fills it.
+// Optional rows may be null after loading: the device then falls back (queue.h says how).
+// clang-format off
+#define SLUICE_DRIVER_CALLS(X) \
+  X(init,                 (unsigned flags),                    true, "cuInit",                   "hipInit",             "cuInit") \
+  X(driver_get_version,   (int* version),                      true, "cuDriverGetVersion",       "hipDriverGetVersion", "cuDriverGetVersion") \
+  X(get_error_name,       (CUresult, const char**),            true, "cuGetErrorName",           nullptr,               "cuGetErrorName") \
+  X(get_error_string,     (CUresult, const char**),            true, "cuGetErrorString",         nullptr,               "cuGetErrorString") \
+  X(device_get_count,     (int*),                              true, "cuDeviceGetCount",         "hipGetDeviceCount",   "cuDeviceGetCount") \
+  X(device_get,           (CUdevice*, int ordinal),            true, "cuDeviceGet",              "hipDeviceGet",        "cuDeviceGet") \
+  X(device_get_name,      (char*, int len, CUdevice),          true, "cuDeviceGetName",          "hipDeviceGetName",    "cuDeviceGetName") \
+  X(device_get_attribute, (int*, int attr, CUdevice),          true, "cuDeviceGetAttribute",     nullptr,               "cuDeviceGetAttribute") \
+  X(device_total_mem,     (size_t*, CUdevice),                 true, "cuDeviceTotalMem",         "hipDeviceTotalMem",   "cuDeviceTotalMem_v2", "cuDeviceTotalMem") \
+  X(primary_ctx_retain,   (CUcontext*, CUdevice),              true, "cuDevicePrimaryCtxRetain", nullptr,               "cuDevicePrimaryCtxRetain") \
+  X(primary_ctx_release,  (CUdevice),                          true, "cuDevicePrimaryCtxRelease", nullptr,              "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease") \
+  X(ctx_set_current,      (CUcontext),                         true, "cuCtxSetCurrent",          nullptr,               "cuCtxSetCurrent") \
+  X(mem_alloc,            (CUdeviceptr*, size_t),              true, "cuMemAlloc",               nullptr,               "cuMemAlloc_v2") \
+  X(mem_free,             (CUdeviceptr),                       true, "cuMemFree",                nullptr,               "cuMemFree_v2") \
+  X(mem_host_alloc,       (void**, size_t, unsigned flags),    true, "cuMemHostAlloc",           nullptr,               "cuMemHostAlloc") \
+  X(mem_free_host,        (void*),                             true, "cuMemFreeHost",            nullptr,               "cuMemFreeHost") \
+  X(mem_host_get_device_pointer, (CUdeviceptr*, void*, unsigned flags), true, "cuMemHostGetDevicePointer", nullptr,  "cuMemHostGetDevicePointer_v2") \
+  /* unified addresses */ \
+  X(memcpy_async,         (CUdeviceptr dst, CUdeviceptr src, size_t, CUstream), true, "cuMemcpyAsync", nullptr,      "cuMemcpyAsync") \
+  X(stream_create,        (CUstream*, unsigned flags),         true, "cuStreamCreate",           "hipStreamCreateWithFlags", "cuStreamCreate") \
+  X(stream_destroy,       (CUstream),                          true, "cuStreamDestroy",          "hipStreamDestroy",    "cuStreamDestroy_v2", "cuStreamDestroy") \
+  X(stream_synchronize,   (CUstream),                          true, "cuStreamSynchronize",      "hipStreamSynchronize", "cuStreamSynchronize") \
+  X(stream_wait_event,    (CUstream, CUevent, unsigned flags), true, "cuStreamWaitEvent",        "hipStreamWaitEvent",  "cuStreamWaitEvent") \
+  /* Only the _v2 memory operations: the unversioned ones are the v1 API, which CUDA 12 deprecates and  */ \
+  /* which needs memory operations enabled in the kernel module (CU_DEVICE_ATTRIBUTE_..._V1, 92-94),    */ \
+  /* while queue.cpp asks CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS (122) about the _v2 ones.  */ \
+  X(stream_write_value64, (CUstream, CUdeviceptr, uint64_t, unsigned flags), false, "cuStreamWriteValue64", nullptr,  "cuStreamWriteValue64_v2") \
+  X(stream_wait_value64,  (CUstream, CUdeviceptr, uint64_t, unsigned flags), false, "cuStreamWaitValue64",  nullptr,  "cuStreamWaitValue64_v2") \
+  X(event_create,         (CUevent*, unsigned flags),          true, "cuEventCreate",            "hipEventCreateWithFlags", "cuEventCreate") \
+  X(event_destroy,        (CUevent),                           true, "cuEventDestroy",           "hipEventDestroy",     "cuEventDestroy_v2", "cuEventDestroy") \
+  X(event_record,         (CUevent, CUstream),                 true, "cuEventRecord",            "hipEventRecord",      "cuEventRecord") \
+  X(event_query,          (CUevent),                           true, "cuEventQuery",             "hipEventQuery",       "cuEventQuery") \
+  X(event_synchronize,    (CUevent),                           true, "cuEventSynchronize",       "hipEventSynchronize", "cuEventSynchronize") \
+  X(event_elapsed_time,   (float* ms, CUevent start, CUevent end), true, "cuEventElapsedTime",   "hipEventElapsedTime", "cuEventElapsedTime_v2", "cuEventElapsedTime") \
+  X(module_load_data,     (CUmodule*, const void*),            true, "cuModuleLoadData",         "hipModuleLoadData",   "cuModuleLoadData") \
+  X(module_unload,        (CUmodule),                          true, "cuModuleUnload",           "hipModuleUnload",     "cuModuleUnload") \
+  X(module_get_function,  (CUfunction*, CUmodule, const char*), true, "cuModuleGetFunction",     "hipModuleGetFunction", "cuModuleGetFunction") \
+  X(launch_kernel,        (CUfunction, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
+                           unsigned shared_bytes, CUstream, void** params, void** extra), \
+                                                               true, "cuLaunchKernel",           "hipModuleLaunchKernel", "cuLaunchKernel") \
+  /* Graphs: all or none (has_graphs). The _v2 kernel-node entry points take KernelNodeParams          */ \
+  /* (CUDA_KERNEL_NODE_PARAMS_v2); the unversioned ones do not, so only _v2 is accepted.               */ \
+  X(graph_create,         (CUgraph*, unsigned flags),          false, "cuGraphCreate",           "hipGraphCreate",      "cuGraphCreate") \
+  X(graph_destroy,        (CUgraph),                           false, "cuGraphDestroy",          "hipGraphDestroy",     "cuGraphDestroy") \
+  X(graph_add_kernel_node, (CUgraphNode*, CUgraph, const CUgraphNode* deps, size_t ndeps, const KernelNodeParams*), \
+                                                               false, "cuGraphAddKernelNode",    nullptr,               "cuGraphAddKernelNode_v2") \
+  X(graph_instantiate,    (CUgraphExec*, CUgraph, unsigned long long flags), false, "cuGraphInstantiate", "hipGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags") \
+  X(graph_exec_destroy,   (CUgraphExec),                       false, "cuGraphExecDestroy",      "hipGraphExecDestroy", "cuGraphExecDestroy") \
+  X(graph_exec_kernel_node_set_params, (CUgraphExec, CUgraphNode, const KernelNodeParams*), \
+                                                               false, "cuGraphExecKernelNodeSetParams", nullptr,        "cuGraphExecKernelNodeSetParams_v2") \
+  X(graph_launch,         (CUgraphExec, CUstream),             false, "cuGraphLaunch",           "hipGraphLaunch",      "cuGraphLaunch")
+// clang-format on
+
 // The function table. `api` names the driver in messages ("CUDA", "HIP").
 struct Driver {
   std::string api;
@@ -93,52 +153,10 @@ struct Driver {
   size_t word_alloc_bytes = 4096;
   // The driver's name of a table field, for tables other than CUDA's (HIP); null: CUDA's names.
   const char* (*name_of)(const char* field) = nullptr;
-  CUresult (*init)(unsigned flags) = nullptr;
-  CUresult (*driver_get_version)(int* version) = nullptr;
-  CUresult (*get_error_name)(CUresult, const char**) = nullptr;
-  CUresult (*get_error_string)(CUresult, const char**) = nullptr;
-  CUresult (*device_get_count)(int*) = nullptr;
-  CUresult (*device_get)(CUdevice*, int ordinal) = nullptr;
-  CUresult (*device_get_name)(char*, int len, CUdevice) = nullptr;
-  CUresult (*device_get_attribute)(int*, int attr, CUdevice) = nullptr;
-  CUresult (*device_total_mem)(size_t*, CUdevice) = nullptr;
-  CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
-  CUresult (*primary_ctx_release)(CUdevice) = nullptr;
-  CUresult (*ctx_set_current)(CUcontext) = nullptr;
-  CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
-  CUresult (*mem_free)(CUdeviceptr) = nullptr;
-  CUresult (*mem_host_alloc)(void**, size_t, unsigned flags) = nullptr;
-  CUresult (*mem_free_host)(void*) = nullptr;
-  CUresult (*mem_host_get_device_pointer)(CUdeviceptr*, void*, unsigned flags) = nullptr;
-  CUresult (*memcpy_async)(CUdeviceptr dst, CUdeviceptr src, size_t,
-                           CUstream) = nullptr;  // unified addresses
-  CUresult (*stream_create)(CUstream*, unsigned flags) = nullptr;
-  CUresult (*stream_destroy)(CUstream) = nullptr;
-  CUresult (*stream_synchronize)(CUstream) = nullptr;
-  CUresult (*stream_wait_event)(CUstream, CUevent, unsigned flags) = nullptr;
-  CUresult (*stream_write_value64)(CUstream, CUdeviceptr, uint64_t, unsigned flags) = nullptr;  // optional
-  CUresult (*stream_wait_value64)(CUstream, CUdeviceptr, uint64_t, unsigned flags) = nullptr;   // optional
-  CUresult (*event_create)(CUevent*, unsigned flags) = nullptr;
-  CUresult (*event_destroy)(CUevent) = nullptr;
-  CUresult (*event_record)(CUevent, CUstream) = nullptr;
-  CUresult (*event_query)(CUevent) = nullptr;
-  CUresult (*event_synchronize)(CUevent) = nullptr;
-  CUresult (*event_elapsed_time)(float* ms, CUevent start, CUevent end) = nullptr;
-  CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
-  CUresult (*module_unload)(CUmodule) = nullptr;
-  CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
-  CUresult (*launch_kernel)(CUfunction, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                            unsigned bz, unsigned shared_bytes, CUstream, void** params,
-                            void** extra) = nullptr;
-  // Graphs (optional: all or none).
-  CUresult (*graph_create)(CUgraph*, unsigned flags) = nullptr;
-  CUresult (*graph_destroy)(CUgraph) = nullptr;
-  CUresult (*graph_add_kernel_node)(CUgraphNode*, CUgraph, const CUgraphNode* deps, size_t ndeps,
-                                    const KernelNodeParams*) = nullptr;
-  CUresult (*graph_instantiate)(CUgraphExec*, CUgraph, unsigned long long flags) = nullptr;
-  CUresult (*graph_exec_destroy)(CUgraphExec) = nullptr;
-  CUresult (*graph_exec_kernel_node_set_params)(CUgraphExec, CUgraphNode, const KernelNodeParams*) = nullptr;
-  CUresult (*graph_launch)(CUgraphExec, CUstream) = nullptr;
+  // The calls of SLUICE_DRIVER_CALLS.
+#define SLUICE_DRIVER_FIELD(field, params, ...) CUresult(*field) params = nullptr;
+  SLUICE_DRIVER_CALLS(SLUICE_DRIVER_FIELD)
+#undef SLUICE_DRIVER_FIELD
 
   bool has_graphs() const {
     return graph_create && graph_add_kernel_node && graph_instantiate && graph_launch &&

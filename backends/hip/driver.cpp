@@ -42,26 +42,33 @@ static_assert(offsetof(HipKernelNodeParams, gridDim) == 32 &&
               offsetof(HipKernelNodeParams, kernelParams) == 48);
 static_assert(offsetof(HipKernelNodeParams, sharedMemBytes) == 56 && sizeof(HipKernelNodeParams) == 64);
 
-// The HIP entry points the adapters call.
+// The HIP entry points the adapters call, one row each: X(field, result, parameters, required, the
+// Driver field it serves (for messages), HIP symbols newest first).
+// clang-format off
+#define SLUICE_HIP_RAW_CALLS(X) \
+  X(get_error_name,          const char*, (CUresult),                           true,  "get_error_name",  "hipGetErrorName") \
+  X(get_error_string,        const char*, (CUresult),                           true,  "get_error_string", "hipGetErrorString") \
+  X(device_get_attribute,    CUresult, (int*, int, int),                        true,  "device_get_attribute", "hipDeviceGetAttribute") \
+  X(set_device,              CUresult, (int),                                   true,  "ctx_set_current", "hipSetDevice") \
+  X(malloc,                  CUresult, (void**, size_t),                        true,  "mem_alloc",       "hipMalloc") \
+  X(free,                    CUresult, (void*),                                 true,  "mem_free",        "hipFree") \
+  X(host_malloc,             CUresult, (void**, size_t, unsigned),              true,  "mem_host_alloc",  "hipHostMalloc") \
+  X(host_free,               CUresult, (void*),                                 true,  "mem_free_host",   "hipHostFree") \
+  X(host_get_device_pointer, CUresult, (void**, void*, unsigned),               true,  "mem_host_get_device_pointer", "hipHostGetDevicePointer") \
+  X(memcpy_async,            CUresult, (void*, const void*, size_t, int kind, CUstream), true, "memcpy_async", "hipMemcpyAsync") \
+  X(write_value64,           CUresult, (CUstream, void*, uint64_t, unsigned),   false, "stream_write_value64", "hipStreamWriteValue64") \
+  X(wait_value64,            CUresult, (CUstream, void*, uint64_t, unsigned, uint64_t mask), false, "stream_wait_value64", "hipStreamWaitValue64") \
+  X(ext_malloc_with_flags,   CUresult, (void**, size_t, unsigned),              false, "mem_host_alloc",  "hipExtMallocWithFlags") \
+  X(get_device_properties,   CUresult, (void*, int),                            false, "",                "hipGetDevicePropertiesR0000", "hipGetDeviceProperties") \
+  X(graph_add_kernel_node,   CUresult, (cuda::CUgraphNode*, cuda::CUgraph, const cuda::CUgraphNode*, size_t, const HipKernelNodeParams*), \
+                                                                                false, "graph_add_kernel_node", "hipGraphAddKernelNode") \
+  X(graph_exec_kernel_node_set_params, CUresult, (cuda::CUgraphExec, cuda::CUgraphNode, const HipKernelNodeParams*), \
+                                                                                false, "graph_exec_kernel_node_set_params", "hipGraphExecKernelNodeSetParams")
+// clang-format on
 struct Raw {
-  const char* (*get_error_name)(CUresult) = nullptr;
-  const char* (*get_error_string)(CUresult) = nullptr;
-  CUresult (*device_get_attribute)(int*, int, int) = nullptr;
-  CUresult (*set_device)(int) = nullptr;
-  CUresult (*malloc)(void**, size_t) = nullptr;
-  CUresult (*free)(void*) = nullptr;
-  CUresult (*host_get_device_pointer)(void**, void*, unsigned) = nullptr;
-  CUresult (*memcpy_async)(void*, const void*, size_t, int kind, CUstream) = nullptr;
-  CUresult (*write_value64)(CUstream, void*, uint64_t, unsigned) = nullptr;
-  CUresult (*wait_value64)(CUstream, void*, uint64_t, unsigned, uint64_t mask) = nullptr;
-  CUresult (*get_device_properties)(void*, int) = nullptr;
-  CUresult (*host_malloc)(void**, size_t, unsigned) = nullptr;
-  CUresult (*host_free)(void*) = nullptr;
-  CUresult (*ext_malloc_with_flags)(void**, size_t, unsigned) = nullptr;
-  CUresult (*graph_add_kernel_node)(cuda::CUgraphNode*, cuda::CUgraph, const cuda::CUgraphNode*, size_t,
-                                    const HipKernelNodeParams*) = nullptr;
-  CUresult (*graph_exec_kernel_node_set_params)(cuda::CUgraphExec, cuda::CUgraphNode,
-                                                const HipKernelNodeParams*) = nullptr;
+#define SLUICE_HIP_RAW_FIELD(f, result, params, ...) result(*f) params = nullptr;
+  SLUICE_HIP_RAW_CALLS(SLUICE_HIP_RAW_FIELD)
+#undef SLUICE_HIP_RAW_FIELD
 };
 Raw raw;
 
@@ -175,52 +182,27 @@ CUresult exec_kernel_node_set_params(cuda::CUgraphExec e, cuda::CUgraphNode n,
   return raw.graph_exec_kernel_node_set_params(e, n, &h);
 }
 
-// Table field -> HIP symbol (what messages name), for direct entries and for the adapters' targets.
+// The rows to load: the Driver fields HIP fills directly (SLUICE_DRIVER_CALLS rows with a HIP name), then
+// the adapters' entry points.
 struct Symbol {
-  const char* field;
-  const char* name;
+  const char* field;  // the Driver field served (messages name the symbol for it)
+  const char* symbols[2];
+  bool required;
+  void** (*slot)(cuda::Driver&, Raw&);
 };
-// clang-format off
-const Symbol kDirect[] = {
-    {"init", "hipInit"},                     {"driver_get_version", "hipDriverGetVersion"},
-    {"device_get_count", "hipGetDeviceCount"}, {"device_get", "hipDeviceGet"},
-    {"device_get_name", "hipDeviceGetName"}, {"device_total_mem", "hipDeviceTotalMem"},
-    {"stream_create", "hipStreamCreateWithFlags"}, {"stream_destroy", "hipStreamDestroy"},
-    {"stream_synchronize", "hipStreamSynchronize"}, {"stream_wait_event", "hipStreamWaitEvent"},
-    {"event_create", "hipEventCreateWithFlags"}, {"event_destroy", "hipEventDestroy"},
-    {"event_record", "hipEventRecord"},      {"event_query", "hipEventQuery"},
-    {"event_synchronize", "hipEventSynchronize"}, {"event_elapsed_time", "hipEventElapsedTime"},
-    {"module_load_data", "hipModuleLoadData"}, {"module_unload", "hipModuleUnload"},
-    {"module_get_function", "hipModuleGetFunction"}, {"launch_kernel", "hipModuleLaunchKernel"},
-    {"graph_create", "hipGraphCreate"},      {"graph_destroy", "hipGraphDestroy"},
-    {"graph_instantiate", "hipGraphInstantiateWithFlags"}, {"graph_exec_destroy", "hipGraphExecDestroy"},
-    {"graph_launch", "hipGraphLaunch"},
-};
-const Symbol kAdapted[] = {
-    {"get_error_name", "hipGetErrorName"},   {"get_error_string", "hipGetErrorString"},
-    {"device_get_attribute", "hipDeviceGetAttribute"}, {"primary_ctx_retain", "hipSetDevice"},
-    {"primary_ctx_release", "hipSetDevice"}, {"ctx_set_current", "hipSetDevice"},
-    {"mem_alloc", "hipMalloc"},              {"mem_free", "hipFree"},
-    {"mem_host_alloc", "hipHostMalloc"},     {"mem_free_host", "hipHostFree"},
-    {"mem_host_get_device_pointer", "hipHostGetDevicePointer"}, {"memcpy_async", "hipMemcpyAsync"},
-    {"stream_write_value64", "hipStreamWriteValue64"}, {"stream_wait_value64", "hipStreamWaitValue64"},
-    {"graph_add_kernel_node", "hipGraphAddKernelNode"},
-    {"graph_exec_kernel_node_set_params", "hipGraphExecKernelNodeSetParams"},
-};
-// clang-format on
+#define SLUICE_HIP_DIRECT_ROW(f, params, required, cuda_name, hip_name, ...) \
+  {#f, {hip_name}, required, [](cuda::Driver& d, Raw&) { return reinterpret_cast<void**>(&d.f); }},
+#define SLUICE_HIP_RAW_ROW(f, result, params, required, serves, ...) \
+  {serves, {__VA_ARGS__}, required, [](cuda::Driver&, Raw& r) { return reinterpret_cast<void**>(&r.f); }},
+const Symbol kSymbols[] = {SLUICE_DRIVER_CALLS(SLUICE_HIP_DIRECT_ROW)
+                               SLUICE_HIP_RAW_CALLS(SLUICE_HIP_RAW_ROW)};
+#undef SLUICE_HIP_DIRECT_ROW
+#undef SLUICE_HIP_RAW_ROW
 
 const char* name_of(const char* field) {
-  for (const Symbol& s : kDirect)
-    if (std::strcmp(s.field, field) == 0) return s.name;
-  for (const Symbol& s : kAdapted)
-    if (std::strcmp(s.field, field) == 0) return s.name;
+  for (const Symbol& s : kSymbols)
+    if (s.symbols[0] && std::strcmp(s.field, field) == 0) return s.symbols[0];
   return field;
-}
-
-template <class T>
-bool sym(void* lib, const char* name, T& out) {
-  out = reinterpret_cast<T>(::dlsym(lib, name));
-  return out != nullptr;
 }
 
 }  // namespace
@@ -234,66 +216,18 @@ std::string load_hip_driver(const std::string& library, cuda::Driver& out) {
   out.api = "HIP";
   out.library = library;
   out.name_of = name_of;
-  std::string missing;
-  auto need = [&](bool ok, const char* name) {
-    if (!ok && missing.empty()) missing = name;
-  };
-  // Direct entries share CUDA's shapes (handles are pointers, hipDevice_t is int, hipError_t an enum).
-  need(sym(lib, "hipInit", out.init), "hipInit");
-  need(sym(lib, "hipDriverGetVersion", out.driver_get_version), "hipDriverGetVersion");
-  need(sym(lib, "hipGetDeviceCount", out.device_get_count), "hipGetDeviceCount");
-  need(sym(lib, "hipDeviceGet", out.device_get), "hipDeviceGet");
-  need(sym(lib, "hipDeviceGetName", out.device_get_name), "hipDeviceGetName");
-  need(sym(lib, "hipDeviceTotalMem", out.device_total_mem), "hipDeviceTotalMem");
-  need(sym(lib, "hipStreamCreateWithFlags", out.stream_create), "hipStreamCreateWithFlags");
-  need(sym(lib, "hipStreamDestroy", out.stream_destroy), "hipStreamDestroy");
-  need(sym(lib, "hipStreamSynchronize", out.stream_synchronize), "hipStreamSynchronize");
-  need(sym(lib, "hipStreamWaitEvent", out.stream_wait_event), "hipStreamWaitEvent");
-  need(sym(lib, "hipEventCreateWithFlags", out.event_create), "hipEventCreateWithFlags");
-  need(sym(lib, "hipEventDestroy", out.event_destroy), "hipEventDestroy");
-  need(sym(lib, "hipEventRecord", out.event_record), "hipEventRecord");
-  need(sym(lib, "hipEventQuery", out.event_query), "hipEventQuery");
-  need(sym(lib, "hipEventSynchronize", out.event_synchronize), "hipEventSynchronize");
-  need(sym(lib, "hipEventElapsedTime", out.event_elapsed_time), "hipEventElapsedTime");
-  need(sym(lib, "hipModuleLoadData", out.module_load_data), "hipModuleLoadData");
-  need(sym(lib, "hipModuleUnload", out.module_unload), "hipModuleUnload");
-  need(sym(lib, "hipModuleGetFunction", out.module_get_function), "hipModuleGetFunction");
-  need(sym(lib, "hipModuleLaunchKernel", out.launch_kernel), "hipModuleLaunchKernel");
-  // Adapted entries.
-  need(sym(lib, "hipGetErrorName", raw.get_error_name), "hipGetErrorName");
-  need(sym(lib, "hipGetErrorString", raw.get_error_string), "hipGetErrorString");
-  need(sym(lib, "hipDeviceGetAttribute", raw.device_get_attribute), "hipDeviceGetAttribute");
-  need(sym(lib, "hipSetDevice", raw.set_device), "hipSetDevice");
-  need(sym(lib, "hipMalloc", raw.malloc), "hipMalloc");
-  need(sym(lib, "hipFree", raw.free), "hipFree");
-  need(sym(lib, "hipHostGetDevicePointer", raw.host_get_device_pointer), "hipHostGetDevicePointer");
-  need(sym(lib, "hipMemcpyAsync", raw.memcpy_async), "hipMemcpyAsync");
-  need(sym(lib, "hipHostMalloc", raw.host_malloc), "hipHostMalloc");
-  need(sym(lib, "hipHostFree", raw.host_free), "hipHostFree");
-  if (!missing.empty()) return library + " lacks " + missing;
-  sym(lib, "hipStreamWriteValue64", raw.write_value64);
-  sym(lib, "hipStreamWaitValue64", raw.wait_value64);
-  sym(lib, "hipExtMallocWithFlags", raw.ext_malloc_with_flags);
-  // Graphs: all or none (Driver::has_graphs).
-  cuda::Driver g;
-  Raw rg;
-  if (sym(lib, "hipGraphCreate", g.graph_create) && sym(lib, "hipGraphDestroy", g.graph_destroy) &&
-      sym(lib, "hipGraphInstantiateWithFlags", g.graph_instantiate) &&
-      sym(lib, "hipGraphExecDestroy", g.graph_exec_destroy) && sym(lib, "hipGraphLaunch", g.graph_launch) &&
-      sym(lib, "hipGraphAddKernelNode", rg.graph_add_kernel_node) &&
-      sym(lib, "hipGraphExecKernelNodeSetParams", rg.graph_exec_kernel_node_set_params)) {
-    out.graph_create = g.graph_create;
-    out.graph_destroy = g.graph_destroy;
-    out.graph_instantiate = g.graph_instantiate;
-    out.graph_exec_destroy = g.graph_exec_destroy;
-    out.graph_launch = g.graph_launch;
-    raw.graph_add_kernel_node = rg.graph_add_kernel_node;
-    raw.graph_exec_kernel_node_set_params = rg.graph_exec_kernel_node_set_params;
-    out.graph_add_kernel_node = add_kernel_node;
+  for (const Symbol& s : kSymbols) {
+    if (!s.symbols[0]) continue;  // an adapter fills it (below)
+    void* fn = nullptr;
+    for (const char* name : s.symbols)
+      if (name && !fn) fn = ::dlsym(lib, name);
+    if (!fn && s.required) return library + " lacks " + s.symbols[0];
+    *s.slot(out, raw) = fn;
+  }
+  if (raw.graph_add_kernel_node && raw.graph_exec_kernel_node_set_params) {
+    out.graph_add_kernel_node = add_kernel_node;  // with the direct graph rows, has_graphs() (all or none)
     out.graph_exec_kernel_node_set_params = exec_kernel_node_set_params;
   }
-  if (!sym(lib, "hipGetDevicePropertiesR0000", raw.get_device_properties))
-    sym(lib, "hipGetDeviceProperties", raw.get_device_properties);
   out.get_error_name = error_name;
   out.get_error_string = error_string;
   out.device_get_attribute = attribute;

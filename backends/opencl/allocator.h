@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/opencl/loader.h"
+#include "backends/opencl/driver.h"
 #include "hcq/allocator.h"
 
 namespace sluice::opencl {

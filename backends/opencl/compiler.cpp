@@ -2,7 +2,7 @@
 
 #include <regex>
 
-#include "backends/opencl/loader.h"
+#include "backends/opencl/driver.h"
 #include "backends/opencl/program.h"
 
 namespace sluice::opencl {

@@ -10,7 +10,7 @@
 
 namespace sluice::opencl {
 
-struct Context;  // loader.h (this header needs no OpenCL headers: tests include it in every build)
+struct Context;  // driver.h (this header needs no OpenCL headers: tests include it in every build)
 
 std::unique_ptr<hcq::Compiler> make_compiler(std::shared_ptr<const Context> c,
                                              std::filesystem::path cache_dir = hcq::default_cache_dir());

@@ -2,7 +2,7 @@
 
 #include "backends/opencl/allocator.h"
 #include "backends/opencl/compiler.h"
-#include "backends/opencl/loader.h"
+#include "backends/opencl/driver.h"
 #include "backends/opencl/program.h"
 #include "backends/opencl/queue.h"
 #include "renderers/opencl.h"

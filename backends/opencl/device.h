@@ -1,6 +1,6 @@
 #pragma once
 // The OpenCL device (DESIGN.md §4): any OpenCL 1.2+ driver reached through libOpenCL.so.1, loaded at run
-// time (loader.h). Devices of every platform are numbered in one list: `CL` is device 0, `CL:<n>` device
+// time (driver.h). Devices of every platform are numbered in one list: `CL` is device 0, `CL:<n>` device
 // n. Queues: compute queue 0 and copy queue 0, each an in-order cl_command_queue (queue.h); buffers are
 // cl_mem behind a handle table (allocator.h); kernels are OpenCL C (renderers/opencl.h) built by the
 // driver and cached on disk (compiler.h).

@@ -1,4 +1,4 @@
-#include "backends/opencl/loader.h"
+#include "backends/opencl/driver.h"
 
 #include <dlfcn.h>
 

@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/opencl/loader.h"
+#include "backends/opencl/driver.h"
 #include "hcq/compiler.h"
 #include "hcq/program.h"
 

@@ -45,7 +45,7 @@
 #include <string>
 
 #include "backends/opencl/allocator.h"
-#include "backends/opencl/loader.h"
+#include "backends/opencl/driver.h"
 #include "hcq/device.h"
 
 namespace sluice::opencl {

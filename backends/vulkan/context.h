@@ -21,7 +21,7 @@
 #include <mutex>
 #include <string>
 
-#include "backends/vulkan/loader.h"
+#include "backends/vulkan/driver.h"
 
 namespace sluice::vulkan {
 
@@ -49,7 +49,7 @@ struct Context {
   // rewritten before it is submitted again (graph.h).
   bool update_after_bind = false;
 
-  // Failing calls name the call and the VkResult (loader.h).
+  // Failing calls name the call and the VkResult (driver.h).
   void submit(VkQueue q, const VkSubmitInfo& info, VkFence fence) {
     std::lock_guard lk(queue_mu(q));
     if (lose_after_.load(std::memory_order_relaxed) >= 0 && lose_after_.fetch_sub(1) <= 0) lost_ = true;

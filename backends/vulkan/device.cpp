@@ -14,7 +14,7 @@
 #include "backends/vulkan/allocator.h"
 #include "backends/vulkan/compiler.h"
 #include "backends/vulkan/context.h"
-#include "backends/vulkan/loader.h"
+#include "backends/vulkan/driver.h"
 #include "backends/vulkan/program.h"
 #include "backends/vulkan/queue.h"
 #include "hcq/error.h"

@@ -11,7 +11,7 @@
 //   abandoned and replaced (its pending signals fail, the timeline is replaced). The abandoned GPU work is
 //   not stopped: it still holds the VkQueue until it ends (Vulkan has no way to cancel a dispatch; a real
 //   GPU's watchdog ends it with VK_ERROR_DEVICE_LOST, which fails the queue's signals).
-// - Environment: SLUICE_VULKAN_VALIDATION=1 (loader.h), SLUICE_VULKAN_STAGING=1 (allocator.h),
+// - Environment: SLUICE_VULKAN_VALIDATION=1 (driver.h), SLUICE_VULKAN_STAGING=1 (allocator.h),
 //   SLUICE_VULKAN_NO_PUSH_DESCRIPTORS=1 (descriptor sets from pools even where pushing is possible), and,
 //   for tests only, SLUICE_VULKAN_TEST_DEVICE_LOST=n: a device opened while it is set behaves as lost
 //   after n successful vkQueueSubmit calls (context.h), so tests can check that a lost device fails its

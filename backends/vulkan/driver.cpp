@@ -1,4 +1,4 @@
-#include "backends/vulkan/loader.h"
+#include "backends/vulkan/driver.h"
 
 #include <dlfcn.h>
 

@@ -26,7 +26,7 @@
 // entry is made, and beyond kMaxEntries the least recently used one, once its copies finished.
 //
 // Threading: not thread-safe; the queue calls it from the thread that records (queue.cpp). Failures: a
-// failing Vulkan call throws DeviceError naming the call (loader.h); a replay that cannot be patched
+// failing Vulkan call throws DeviceError naming the call (driver.h); a replay that cannot be patched
 // throws hcq::Error as the eager path would (an address in no live buffer, a launch size past the limit).
 #include <cstdint>
 #include <functional>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #if __has_include(<vulkan/vulkan.h>)
-#include "backends/vulkan/loader.h"
+#include "backends/vulkan/driver.h"
 #endif
 #include "hcq/error.h"
 #include "tests/cts/devices.h"
@@ -123,7 +123,7 @@ std::string assemble(const std::string& text) {
 }
 
 #if __has_include(<vulkan/vulkan.h>)
-// Fails the run if the validation layer reported any error (loader.h counts them; with the layer off the
+// Fails the run if the validation layer reported any error (driver.h counts them; with the layer off the
 // count stays 0).
 class NoValidationErrors : public testing::Environment {
  public:

@@ -5,7 +5,7 @@
 
 #include "backends/opencl/device.h"
 #if __has_include(<CL/cl.h>)
-#include "backends/opencl/loader.h"
+#include "backends/opencl/driver.h"
 #endif
 #include "hcq/error.h"
 #include "tests/cts/devices.h"

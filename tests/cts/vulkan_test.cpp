@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backends/vulkan/device.h"
-#include "backends/vulkan/loader.h"
+#include "backends/vulkan/driver.h"
 #include "hcq/device.h"
 #include "hcq/error.h"
 #include "hcq/graph.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backends/opencl/device.h"
-#include "backends/opencl/loader.h"
+#include "backends/opencl/driver.h"
 #include "hcq/graph.h"
 
 namespace sluice {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "backends/vulkan/device.h"
-#include "backends/vulkan/loader.h"
+#include "backends/vulkan/driver.h"
 #include "hcq/graph.h"
 #include "runtime/device.h"
 #include "runtime/realize.h"
