@@ -84,10 +84,9 @@ uint64_t Device::submit(const HwQueue& q) {
       << name_ << " has " << queue_count(q.kind()) << " " << queue_kind_name(q.kind()) << " queues, no queue "
       << q.index();
   // The backend calls the program through its own type: a program of another device would be garbage.
-  auto words = q.packets();
-  for (size_t i = 0; i < words.size(); i += packet::words(words[i])) {
-    if (packet::op(words[i]) != packet::Exec) continue;
-    const Program& p = *packet::ExecView(&words[i]).program;
+  for (packet::Ref r : packet::each(q.packets())) {
+    if (r.op != packet::Exec) continue;
+    const Program& p = *packet::ExecView(r.p).program;
     SLUICE_CHECK_AS(::sluice::hcq::Error, &p.device() == this)
         << "kernel '" << p.name() << "' was loaded on " << p.device().name() << ", not on " << name_;
   }

@@ -96,6 +96,36 @@ struct ExecView {
  private:
   const uint64_t* vars_;
 };
+
+// One recorded packet: its opcode, its words (p[0] is the header, then the fields above) and its offset
+// in the recorded words (what a HwQueue::Cmd holds, and what SubmissionSignals::at is keyed by).
+struct Ref {
+  uint8_t op;
+  const uint64_t* p;
+  uint32_t at;
+};
+// The packets of recorded words in record order, the one walk over the format every reader uses:
+//   for (packet::Ref r : packet::each(q.packets())) if (r.op == packet::Exec) ...
+class Each {
+ public:
+  explicit Each(std::span<const uint64_t> w) : w_(w) {}
+  struct iterator {
+    std::span<const uint64_t> w;
+    size_t at;
+    Ref operator*() const { return {op(w[at]), &w[at], uint32_t(at)}; }
+    iterator& operator++() {
+      at += words(w[at]);
+      return *this;
+    }
+    bool operator!=(const iterator& end) const { return at < end.at; }
+  };
+  iterator begin() const { return {w_, 0}; }
+  iterator end() const { return {w_, w_.size()}; }
+
+ private:
+  std::span<const uint64_t> w_;
+};
+inline Each each(std::span<const uint64_t> w) { return Each(w); }
 }  // namespace packet
 
 class HwQueue {

@@ -86,11 +86,9 @@ void Signal::wait(uint64_t v, std::chrono::nanoseconds timeout) const {
 }
 
 SubmissionSignals::SubmissionSignals(std::span<const uint64_t> words) {
-  for (size_t i = 0; i < words.size(); i += packet::words(words[i])) {
-    const uint8_t op = packet::op(words[i]);
-    if (op == packet::Wait || op == packet::Signal || op == packet::Timestamp)
-      refs_.push_back({i, op == packet::Signal, packet::ptr<const Signal>(words[i + 1])->ref()});
-  }
+  for (packet::Ref r : packet::each(words))
+    if (r.op == packet::Wait || r.op == packet::Signal || r.op == packet::Timestamp)
+      refs_.push_back({r.at, r.op == packet::Signal, packet::ptr<const Signal>(r.p[1])->ref()});
 }
 
 const SignalRef& SubmissionSignals::at(size_t offset) const {

@@ -212,17 +212,15 @@ void trace_submit(const hcq::Device& dev, const hcq::HwQueue& q, uint64_t submis
   namespace pk = hcq::packet;
   const uint64_t end = hcq::now_ns();
   Submit sub{0, replay, {}};
-  const auto w = q.packets();
   size_t n = 0;
-  for (size_t i = 0; i < w.size(); i += pk::words(w[i])) {
-    const uint8_t op = pk::op(w[i]);
-    if (op != pk::Exec && op != pk::Copy) continue;
-    Command c{n < ops.size() ? ops[n] : "", op == pk::Exec, {}, {}};
+  for (pk::Ref r : pk::each(q.packets())) {
+    if (r.op != pk::Exec && r.op != pk::Copy) continue;
+    Command c{n < ops.size() ? ops[n] : "", r.op == pk::Exec, {}, {}};
     if (c.exec) {
-      const pk::ExecView e(&w[i]);
+      const pk::ExecView e(r.p);
       c.global = e.global, c.local = e.local;
     }
-    sub.commands.emplace(uint32_t(i), std::move(c));
+    sub.commands.emplace(r.at, std::move(c));
     ++n;
   }
   TraceArgs args = {{"device", dev.name()}, {"submission", int64_t(submission)}, {"commands", int64_t(n)}};

@@ -56,11 +56,11 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     uint64_t pos = wp_ & (kRingWords - 1);
     if (pos + w.size() + 3 <= kRingWords && has_room(w.size() + 3)) {  // the usual case: one copy
       std::copy(w.begin(), w.end(), &ring_[pos]);
-      for (size_t i = 0; i < w.size(); i += pk::words(w[i])) hold(&w[i], pos + i);
+      for (pk::Ref r : pk::each(w)) hold(r.p, pos + r.at);
       std::copy(retire, retire + 3, &ring_[pos + w.size()]);
       wp_ += w.size() + 3;
     } else {
-      for (size_t i = 0; i < w.size(); i += pk::words(w[i])) put(&w[i], pk::words(w[i]));
+      for (pk::Ref r : pk::each(w)) put(r.p, pk::words(r.p[0]));
       put(retire, 3);
     }
     written_.store(wp_);  // the doorbell

@@ -15,9 +15,9 @@ namespace pk = hcq::packet;
 template <class F>
 void for_each_exec(std::span<const uint64_t> words, F&& f) {
   std::vector<int32_t> vars;
-  for (size_t i = 0; i < words.size(); i += pk::words(words[i])) {
-    if (pk::op(words[i]) != pk::Exec) continue;
-    pk::ExecView e(&words[i]);
+  for (pk::Ref r : pk::each(words)) {
+    if (r.op != pk::Exec) continue;
+    pk::ExecView e(r.p);
     vars.resize(e.nvars);
     for (uint32_t v = 0; v < e.nvars; ++v) vars[v] = e.var(v);
     f(e, vars);
@@ -40,11 +40,10 @@ GraphCache::~GraphCache() {
 
 bool GraphCache::eligible(std::span<const uint64_t> words) {
   int execs = 0;
-  for (size_t i = 0; i < words.size(); i += pk::words(words[i])) {
-    uint8_t op = pk::op(words[i]);
-    if (op == pk::Exec) {
+  for (pk::Ref r : pk::each(words)) {
+    if (r.op == pk::Exec) {
       ++execs;
-    } else if (op != pk::Barrier) {
+    } else if (r.op != pk::Barrier) {
       return false;
     }
   }

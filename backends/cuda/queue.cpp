@@ -128,12 +128,6 @@ struct Queue {
   uint64_t front_since = 0;            // host time the oldest in-flight submission became the oldest
 };
 
-// Calls f(op, packet) for each packet.
-template <class F>
-void for_each_packet(std::span<const uint64_t> words, F&& f) {
-  for (size_t i = 0; i < words.size(); i += pk::words(words[i])) f(pk::op(words[i]), &words[i]);
-}
-
 class Device final : public hcq::Device {
  public:
   Device(DeviceSpec spec, CUcontext ctx)
@@ -288,19 +282,19 @@ class Device final : public hcq::Device {
   static constexpr size_t npos = size_t(-1);
   size_t blocking_wait(const Submission& s) const {
     std::unordered_map<const void*, uint64_t> own;  // s's own writes so far, by SignalRef::id()
-    for (size_t i = 0; i < s.words.size(); i += pk::words(s.words[i])) {
-      const uint64_t* p = &s.words[i];
-      if (pk::op(p[0]) == pk::Signal) {
+    for (pk::Ref r : pk::each(s.words)) {
+      const uint64_t* p = r.p;
+      if (r.op == pk::Signal) {
         uint64_t& mine = own[s.signal(p).id()];
         mine = std::max(mine, p[2]);
-      } else if (pk::op(p[0]) == pk::Wait) {
+      } else if (r.op == pk::Wait) {
         const SignalRef& sig = s.signal(p);
         auto pr = producers_.find(sig.id());
         auto o = own.find(sig.id());
         bool runnable =
             !sig.failed() && (sig.value() >= p[2] || (pr != producers_.end() && pr->second.max >= p[2]) ||
                               (o != own.end() && o->second >= p[2]));
-        if (!runnable) return i;
+        if (!runnable) return r.at;
       }
     }
     return npos;
@@ -369,11 +363,11 @@ class Device final : public hcq::Device {
   // Puts a ready submission on its stream (or skips it when a wait failed).
   void enqueue(int k, SubmissionPtr s) {
     Queue& q = queues_[k];
-    for_each_packet(s->words, [&](uint8_t op, const uint64_t* p) {
-      if (op != pk::Wait || !s->error.empty()) return;
-      const SignalRef& sig = s->signal(p);
+    for (pk::Ref r : pk::each(s->words)) {
+      if (r.op != pk::Wait || !s->error.empty()) continue;
+      const SignalRef& sig = s->signal(r.p);
       if (sig.failed()) s->error = sig.error();
-    });
+    }
     if (s->error.empty()) {
       try {
         make_current(drv_, ctx_);
@@ -389,18 +383,18 @@ class Device final : public hcq::Device {
     // A graph that cannot be built or updated falls back to the launches below (graph.h).
     if (!profiling() && drv_.has_graphs() && GraphCache::eligible(s.words) &&
         graphs_->launch(s.words, q.stream)) {
-      for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
-        if (op == pk::Exec && s.kernel.empty()) s.kernel = pk::ExecView(p).program->name();
-      });
+      for (pk::Ref r : pk::each(s.words))
+        if (r.op == pk::Exec && s.kernel.empty()) s.kernel = pk::ExecView(r.p).program->name();
       s.end = record(q.stream);
       return;
     }
     std::vector<int32_t> vars;
     KernelParams args;
     CUevent last = nullptr;  // the event recorded by the last command, if that command recorded one
-    for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
-      if (op != pk::Barrier) last = nullptr;
-      switch (op) {
+    for (pk::Ref r : pk::each(s.words)) {
+      const uint64_t* p = r.p;
+      if (r.op != pk::Barrier) last = nullptr;
+      switch (r.op) {
         case pk::Wait: {
           const SignalRef& sig = s.signal(p);
           if (sig.value() >= p[2]) break;
@@ -461,7 +455,7 @@ class Device final : public hcq::Device {
         }
         default: break;  // Barrier: a stream already runs its commands in order
       }
-    });
+    }
     // A submission that ends in a signal (the usual exec + signal) needs no event of its own.
     s.end_shared = last != nullptr;
     s.end = last ? last : record(q.stream);
@@ -493,9 +487,8 @@ class Device final : public hcq::Device {
 
   void retire(int k, Submission& s) {
     if (!s.error.empty()) {
-      for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {
-        if (op == pk::Signal) s.signal(p).fail(s.error);
-      });
+      for (pk::Ref r : pk::each(s.words))
+        if (r.op == pk::Signal) s.signal(r.p).fail(s.error);
     } else {
       for (auto& w : s.writes) {
         if (w.stamp)
@@ -543,9 +536,8 @@ class Device final : public hcq::Device {
     }
     for (auto& t : s.timed) drv_.event_destroy(t.start), drv_.event_destroy(t.end);
     if (s.end && !s.end_shared) drv_.event_destroy(s.end);
-    for_each_packet(s.words, [&](uint8_t op, const uint64_t* p) {  // a held submission's signals
-      if (op == pk::Signal) s.signal(p).fail(msg);
-    });
+    for (pk::Ref r : pk::each(s.words))  // a held submission's signals
+      if (r.op == pk::Signal) s.signal(r.p).fail(msg);
     if (s.value) done_.insert(s.value);
   }
 

@@ -40,31 +40,29 @@ class Device final : public hcq::Device {
     std::lock_guard lk(mu_);
     uint64_t now = hcq::now_ns();
     const uint64_t v = next_timeline_value();
-    auto w = q.packets();
     // A wait on a failed signal skips the rest of the submission and fails its signals (queue.h).
     std::string failure;
-    for (size_t i = 0; i < w.size(); i += pk::words(w[i])) {
-      if (!failure.empty() && pk::op(w[i]) != pk::Signal) continue;
-      switch (pk::op(w[i])) {
+    for (pk::Ref r : pk::each(q.packets())) {
+      if (!failure.empty() && r.op != pk::Signal) continue;
+      switch (r.op) {
         case pk::Wait:
-          if (const auto* s = pk::ptr<const hcq::Signal>(w[i + 1]); s->failed()) failure = s->error();
+          if (const auto* s = pk::ptr<const hcq::Signal>(r.p[1]); s->failed()) failure = s->error();
           break;
         case pk::Signal:
           if (failure.empty())
-            pk::ptr<hcq::Signal>(w[i + 1])->device_write(w[i + 2], now);
+            pk::ptr<hcq::Signal>(r.p[1])->device_write(r.p[2], now);
           else
-            pk::ptr<hcq::Signal>(w[i + 1])->fail(failure);
+            pk::ptr<hcq::Signal>(r.p[1])->fail(failure);
           break;
-        case pk::Timestamp: pk::ptr<hcq::Signal>(w[i + 1])->device_timestamp(now); break;
+        case pk::Timestamp: pk::ptr<hcq::Signal>(r.p[1])->device_timestamp(now); break;
         case pk::Exec:
           if (profiling())
-            add_profile(
-                {name(), queue_name(q), pk::ExecView(&w[i]).program->name(), now, now, 0, v, uint32_t(i)});
+            add_profile({name(), queue_name(q), pk::ExecView(r.p).program->name(), now, now, 0, v, r.at});
           break;
         case pk::Copy:
           if (profiling())
-            add_profile({name(), queue_name(q), "copy", now, now, w[i + 3], v, uint32_t(i),
-                         hcq::Transfer::DeviceToDevice});
+            add_profile(
+                {name(), queue_name(q), "copy", now, now, r.p[3], v, r.at, hcq::Transfer::DeviceToDevice});
           break;
         default: break;  // waits and barriers: everything before them is already complete
       }

@@ -342,7 +342,7 @@ class Engine final : public Queues {
     b.profile = cfg_.dev->profiling();
     b.sub->submit_ns = hcq::now_ns();
     size_t nwaits = 0;
-    for (size_t i = 0; i < words.size(); i += pk::words(words[i])) nwaits += pk::op(words[i]) == pk::Wait;
+    for (pk::Ref r : pk::each(words)) nwaits += r.op == pk::Wait;
     b.sub->waits.reserve(nwaits);
     return b;
   }

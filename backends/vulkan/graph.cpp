@@ -76,9 +76,8 @@ GraphCache::~GraphCache() {
 
 bool GraphCache::eligible(std::span<const uint64_t> words) {
   size_t n = 0;  // packets
-  for (size_t i = 0; i < words.size(); i += pk::words(words[i]), ++n) {
-    const uint8_t op = pk::op(words[i]);
-    if (n % 2 ? op != pk::Barrier : op != pk::Exec && op != pk::Copy) return false;
+  for (pk::Ref r : pk::each(words)) {
+    if (n++ % 2 ? r.op != pk::Barrier : r.op != pk::Exec && r.op != pk::Copy) return false;
   }
   return n >= 3 && n % 2 == 1;
 }
@@ -108,12 +107,11 @@ void GraphCache::drop(Entry& e) {
 bool GraphCache::matches(const Instance& in, std::span<const uint64_t> words) {
   if (!in.recorded) return false;
   size_t ci = 0;
-  for (size_t i = 0; i < words.size(); i += pk::words(words[i]), ++ci) {
-    const GraphCmd& c = in.cmds[ci];
-    if (c.op == pk::Copy && (words[i + 1] != c.dst || words[i + 2] != c.src || words[i + 3] != c.size))
-      return false;
+  for (pk::Ref r : pk::each(words)) {
+    const GraphCmd& c = in.cmds[ci++];
+    if (c.op == pk::Copy && (r.p[1] != c.dst || r.p[2] != c.src || r.p[3] != c.size)) return false;
     if (c.op != pk::Exec) continue;
-    pk::ExecView e(&words[i]);
+    pk::ExecView e(r.p);
     if (!(e.global == c.global)) return false;
     const std::vector<uint32_t>& bind = c.program->bindings();
     for (size_t b = 0; b < bind.size(); ++b)
@@ -148,10 +146,9 @@ GraphCache::Instance& GraphCache::take(Entry& e, std::span<const uint64_t> words
 VkCommandBuffer GraphCache::prepare(std::span<const uint64_t> words,
                                     std::vector<const hcq::Program*>& programs) {
   std::vector<uint64_t> key;
-  for (size_t i = 0; i < words.size(); i += pk::words(words[i])) {
-    key.push_back(pk::op(words[i]));
-    if (pk::op(words[i]) == pk::Exec)
-      key.push_back(static_cast<const Program*>(pk::ExecView(&words[i]).program)->serial());
+  for (pk::Ref r : pk::each(words)) {
+    key.push_back(r.op);
+    if (r.op == pk::Exec) key.push_back(static_cast<const Program*>(pk::ExecView(r.p).program)->serial());
   }
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e->key == key; });
   const bool seen = it != entries_.end();
@@ -177,10 +174,10 @@ VkCommandBuffer GraphCache::prepare(std::span<const uint64_t> words,
   Entry& e = *entries_.back();
   if (e.graphs.empty()) {
     std::vector<std::shared_ptr<const Program::Graph>> graphs;
-    for (size_t i = 0; i < words.size(); i += pk::words(words[i])) {
-      if (pk::op(words[i]) != pk::Exec) continue;
+    for (pk::Ref r : pk::each(words)) {
+      if (r.op != pk::Exec) continue;
       try {
-        graphs.push_back(static_cast<const Program*>(pk::ExecView(&words[i]).program)->graph());
+        graphs.push_back(static_cast<const Program*>(pk::ExecView(r.p).program)->graph());
       } catch (const std::exception&) {
         return VK_NULL_HANDLE;  // the eager path runs it (and reports what is wrong, if anything)
       }
@@ -216,11 +213,11 @@ void GraphCache::patch(const Entry& entry, Instance& in, std::span<const uint64_
     uint32_t sets = 0, descriptors = 0;
     size_t execs = 0;
     uint64_t params = 0;
-    for (size_t i = 0; i < words.size(); i += pk::words(words[i])) {
+    for (pk::Ref r : pk::each(words)) {
       GraphCmd c;
-      c.op = pk::op(words[i]);
+      c.op = r.op;
       if (c.op == pk::Exec) {
-        pk::ExecView e(&words[i]);
+        pk::ExecView e(r.p);
         c.program = static_cast<const Program*>(e.program);
         c.graph = entry.graphs.at(execs++).get();
         c.bufs.resize(c.program->bindings().size());
@@ -276,20 +273,21 @@ void GraphCache::patch(const Entry& entry, Instance& in, std::span<const uint64_
   infos.reserve(64);
   bool rerecord = !in.recorded;
   size_t ci = 0;
-  for (size_t i = 0; i < words.size(); i += pk::words(words[i]), ++ci) {
-    GraphCmd& c = in.cmds[ci];
+  for (pk::Ref r : pk::each(words)) {
+    GraphCmd& c = in.cmds[ci++];
+    const uint64_t* p = r.p;
     if (c.op == pk::Copy) {
-      BufferRef d = allocator_.resolve(words[i + 1], "copy"), s = allocator_.resolve(words[i + 2], "copy");
-      const uint64_t size = words[i + 3];
+      BufferRef d = allocator_.resolve(p[1], "copy"), s = allocator_.resolve(p[2], "copy");
+      const uint64_t size = p[3];
       SLUICE_CHECK_IN(hcq::Error, "copy", size <= d.size && size <= s.size)
           << device_ << ": copy of " << size << " bytes runs past its buffer (" << s.size
           << " bytes left at the source, " << d.size << " at the destination)";
-      if (words[i + 1] != c.dst || words[i + 2] != c.src || size != c.size) rerecord = true;
-      c.dst = words[i + 1], c.src = words[i + 2], c.size = size, c.dst_ref = d, c.src_ref = s;
+      if (p[1] != c.dst || p[2] != c.src || size != c.size) rerecord = true;
+      c.dst = p[1], c.src = p[2], c.size = size, c.dst_ref = d, c.src_ref = s;
       continue;
     }
     if (c.op != pk::Exec) continue;
-    pk::ExecView e(&words[i]);
+    pk::ExecView e(p);
     const Program::Graph* g = c.graph;
     const auto& max = ctx_.props.limits.maxComputeWorkGroupCount;
     SLUICE_CHECK_IN(hcq::Error, "exec", e.global.x <= max[0] && e.global.y <= max[1] && e.global.z <= max[2])
@@ -336,10 +334,10 @@ void GraphCache::patch(const Entry& entry, Instance& in, std::span<const uint64_
   for (size_t w = 0; w < writes.size(); ++w) writes[w].pBufferInfo = &infos[w];
   if (!writes.empty())
     vk.vkUpdateDescriptorSets(ctx_.dev, uint32_t(writes.size()), writes.data(), 0, nullptr);
-  if (rerecord) record(in, words);
+  if (rerecord) record(in);
 }
 
-void GraphCache::record(Instance& in, std::span<const uint64_t> words) {
+void GraphCache::record(Instance& in) {
   const auto& vk = ctx_.vk;
   in.recorded = false;
   check(vk.vkResetCommandBuffer(in.cmd, 0), "vkResetCommandBuffer");
@@ -358,9 +356,7 @@ void GraphCache::record(Instance& in, std::span<const uint64_t> words) {
   // and the host sees the results once the submission's semaphore value is reached.
   barrier(false);
   bool fenced = true;  // no command since the last barrier
-  size_t ci = 0;
-  for (size_t i = 0; i < words.size(); i += pk::words(words[i]), ++ci) {
-    const GraphCmd& c = in.cmds[ci];
+  for (const GraphCmd& c : in.cmds) {
     if (c.op == pk::Barrier) {
       barrier(true);
       fenced = true;

@@ -67,7 +67,7 @@ class GraphCache {
 
   Instance& take(Entry& e, std::span<const uint64_t> words);
   static bool matches(const Instance& in, std::span<const uint64_t> words);
-  void record(Instance& in, std::span<const uint64_t> words);
+  void record(Instance& in);
   void patch(const Entry& e, Instance& in, std::span<const uint64_t> words);
   void destroy(Instance& in);
   void drop(Entry& e);

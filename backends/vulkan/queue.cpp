@@ -249,10 +249,10 @@ class VkQueueImpl final : public Queue {
  private:
   // Every wait of the submission is satisfied (or failed) already: it can run without blocking.
   static bool ready(std::span<const uint64_t> w) {
-    for (size_t i = 0; i < w.size(); i += pk::words(w[i]))
-      if (pk::op(w[i]) == pk::Wait) {
-        const auto* s = pk::ptr<const hcq::Signal>(w[i + 1]);
-        if (s->value() < w[i + 2] && !s->failed()) return false;
+    for (pk::Ref r : pk::each(w))
+      if (r.op == pk::Wait) {
+        const auto* s = pk::ptr<const hcq::Signal>(r.p[1]);
+        if (s->value() < r.p[2] && !s->failed()) return false;
       }
     return true;
   }
@@ -282,26 +282,30 @@ class VkQueueImpl final : public Queue {
       std::lock_guard lk(mu_);
       error = lost_;
     }
-    size_t i = 0;
+    size_t i = 0;           // where the submission stopped: the signals recorded from here on fail
+    bool replayed = false;  // the graph cache's command buffer runs the whole submission
     if (!error && graphs_ && !cfg_.profiling() && GraphCache::eligible(w)) {
       try {
         cur_.cmd = graphs_->prepare(w, cur_.programs);
         cur_.external = cur_.cmd != VK_NULL_HANDLE;
-        if (cur_.external) i = w.size();
+        replayed = cur_.external;
+        if (replayed) i = w.size();
       } catch (const std::exception& e) {
         error = std::make_shared<std::string>(e.what());
         if (std::string(e.what()).find("VK_ERROR_DEVICE_LOST") != std::string::npos) set_lost(error);
         cur_.programs.clear();
       }
     }
-    for (; i < w.size() && !error; i += pk::words(w[i])) {
-      const uint64_t* p = &w[i];
-      tv_ = tv, at_ = uint32_t(i);
+    for (pk::Ref r : pk::each(w)) {
+      if (error || replayed) break;
+      const uint64_t* p = r.p;
+      i = r.at + pk::words(p[0]);
+      tv_ = tv, at_ = r.at;
       try {
-        switch (pk::op(p[0])) {
-          case pk::Wait: error = wait(signals.at(i), p[2]); break;
-          case pk::Signal: event(Event(Event::Signal, signals.at(i), p[2]), true); break;
-          case pk::Timestamp: event(Event(Event::Timestamp, signals.at(i)), true); break;
+        switch (r.op) {
+          case pk::Wait: error = wait(signals.at(r.at), p[2]); break;
+          case pk::Signal: event(Event(Event::Signal, signals.at(r.at), p[2]), true); break;
+          case pk::Timestamp: event(Event(Event::Timestamp, signals.at(r.at)), true); break;
           case pk::Exec: exec(pk::ExecView(p)); break;
           case pk::Copy: copy(p[1], p[2], p[3]); break;
           case pk::Barrier:
@@ -314,7 +318,6 @@ class VkQueueImpl final : public Queue {
         error = std::make_shared<std::string>(e.what());
         if (std::string(e.what()).find("VK_ERROR_DEVICE_LOST") != std::string::npos) set_lost(error);
         if (cur_.recording) discard();
-        i += pk::words(w[i]);
         break;
       }
     }
