@@ -48,6 +48,8 @@ struct Kernels {
   std::unique_ptr<hcq::Program> empty;  // does nothing
   std::unique_ptr<hcq::Program> spin;   // bufs {flag}: returns once *flag != 0
 };
+// Compiles the five sources (fill, add, inc, empty, spin: the order of Kernels) on dev and loads them.
+Kernels load_kernels(hcq::Device& dev, const std::vector<std::string>& sources);
 Kernels load_c_kernels(hcq::Device& dev);       // CPU C (backends/cpu/program.h ABI); NULL loads them too
 Kernels load_opencl_kernels(hcq::Device& dev);  // OpenCL C (kernels_opencl.cpp)
 Kernels load_spirv_kernels(hcq::Device& dev);   // SPIR-V assembly (kernels_vulkan.cpp)

@@ -32,16 +32,7 @@ const std::vector<std::string> kSources = {
 
 }  // namespace
 
-Kernels load_opencl_kernels(hcq::Device& dev) {
-  std::vector<hcq::Binary> bins = dev.compiler().compile_many(kSources);
-  Kernels k;
-  k.fill = dev.load_program("cts_fill", bins[0], {1, 1});
-  k.add = dev.load_program("cts_add", bins[1], {2, 1});
-  k.inc = dev.load_program("cts_inc", bins[2], {1, 0});
-  k.empty = dev.load_program("cts_empty", bins[3], {0, 0});
-  k.spin = dev.load_program("cts_spin", bins[4], {1, 0});
-  return k;
-}
+Kernels load_opencl_kernels(hcq::Device& dev) { return load_kernels(dev, kSources); }
 
 std::string opencl_store_kernel(const std::string& name, int value) {
   return "__kernel void " + name +

@@ -142,14 +142,7 @@ Kernels load_spirv_kernels(hcq::Device& dev) {
     for (const auto& s : sources()) m.push_back(assemble(s));
     return m;
   }();
-  std::vector<hcq::Binary> bins = dev.compiler().compile_many(modules);
-  Kernels k;
-  k.fill = dev.load_program("cts_fill", bins[0], {1, 1});
-  k.add = dev.load_program("cts_add", bins[1], {2, 1});
-  k.inc = dev.load_program("cts_inc", bins[2], {1, 0});
-  k.empty = dev.load_program("cts_empty", bins[3], {0, 0});
-  k.spin = dev.load_program("cts_spin", bins[4], {1, 0});
-  return k;
+  return load_kernels(dev, modules);
 }
 
 }  // namespace sluice::cts
