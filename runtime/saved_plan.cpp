@@ -437,7 +437,19 @@ SavedPlan read_plan_file(const std::string& path) {
   return parse_plan(bytes, path);
 }
 
-uint64_t plan_checksum(std::span<const std::byte> bytes) { return checksum(bytes.data(), bytes.size()); }
+void reseal_plan(std::span<std::byte> b) {
+  // The header as write_plan_file lays it out: magic, format, version string, then the length.
+  constexpr size_t kVersionAt = sizeof kMagic + sizeof kFormat;
+  if (b.size() < kVersionAt + 4) return;
+  uint32_t vlen;
+  std::memcpy(&vlen, b.data() + kVersionAt, 4);
+  const size_t length_at = kVersionAt + 4 + size_t(vlen);
+  if (vlen > b.size() || length_at + 8 + kChecksumBytes > b.size()) return;
+  const uint64_t length = b.size();
+  std::memcpy(b.data() + length_at, &length, 8);
+  const uint64_t sum = checksum(b.data(), b.size() - kChecksumBytes);
+  std::memcpy(b.data() + b.size() - kChecksumBytes, &sum, 8);
+}
 
 SavedPlan parse_plan(std::span<const std::byte> bytes, const std::string& name) {
   SLUICE_CHECK_IN(ValueError, "load",

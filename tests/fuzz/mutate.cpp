@@ -23,6 +23,7 @@
 #include <random>
 #include <string>
 
+#include "hcq/tool.h"
 #include "tests/fuzz/fuzz.h"
 
 // Under ASan/UBSan a report ends in abort(), so the SIGABRT handler below saves the input (their own
@@ -72,12 +73,12 @@ void install_crash_handlers(const std::string& target) {
 }
 
 Bytes read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
+  if (::access(p.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "fuzz: cannot read %s\n", p.c_str());
     std::exit(2);
   }
-  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string s = hcq::read_file(p);
+  return Bytes(s.begin(), s.end());
 }
 
 void run(const Bytes& b) {

@@ -3,10 +3,10 @@
 // mutated attributes and shapes too. Seeds: the node models of the ONNX backend test suite
 // (libonnx-testdata); without it the target has no seeds and the driver skips.
 #include <filesystem>
-#include <fstream>
 
 #include "frontend/onnx/backend_suite.h"
 #include "frontend/onnx/model.h"
+#include "hcq/tool.h"
 #include "tests/fuzz/fuzz.h"
 
 namespace sluice::fuzz {
@@ -16,8 +16,8 @@ std::vector<Bytes> seeds() {
   const std::string root = onnx::suite::data_dir();
   if (root.empty()) return out;
   for (const onnx::suite::Case& c : onnx::suite::list_cases(root, "onnx/node/*")) {
-    std::ifstream in(std::filesystem::path(c.dir) / "model.onnx", std::ios::binary);
-    out.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    const std::string model = hcq::read_file(std::filesystem::path(c.dir) / "model.onnx");
+    out.emplace_back(model.begin(), model.end());
   }
   return out;
 }

@@ -6,11 +6,12 @@
 // checksum, and the body's checks would never be reached.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <span>
 
+#include "hcq/tool.h"
 #include "runtime/device.h"
 #include "runtime/saved_plan.h"
 #include "runtime/tensor.h"
@@ -24,25 +25,11 @@ namespace fs = std::filesystem;
 Bytes plan_bytes(Jit& j, uint8_t mode) {
   const fs::path p = fs::temp_directory_path() / ("sluice-fuzz-plan-" + std::to_string(::getpid()));
   write_plan_file(save_plan(j), p.string());
-  std::ifstream in(p, std::ios::binary);
-  Bytes b = {mode};
-  b.insert(b.end(), std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  const std::string file = hcq::read_file(p);
   fs::remove(p);
+  Bytes b(file.size() + 1, mode);  // the mode byte, then the file
+  std::copy(file.begin(), file.end(), b.begin() + 1);
   return b;
-}
-
-// Rewrites the length field (after the magic, the format and the version string) and the checksum.
-void fix_up(Bytes& b) {
-  constexpr size_t kVersionAt = 8 + 4;
-  if (b.size() < kVersionAt + 4) return;
-  uint32_t vlen;
-  std::memcpy(&vlen, b.data() + kVersionAt, 4);
-  const size_t length_at = kVersionAt + 4 + size_t(vlen);
-  if (vlen > b.size() || length_at + 8 + 8 > b.size()) return;
-  const uint64_t length = b.size();
-  std::memcpy(b.data() + length_at, &length, 8);
-  const uint64_t sum = plan_checksum(std::as_bytes(std::span(b)).first(b.size() - 8));
-  std::memcpy(b.data() + b.size() - 8, &sum, 8);
 }
 
 }  // namespace
@@ -74,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sluice;
   if (size == 0) return 0;
   fuzz::Bytes b(data + 1, data + size);
-  if (data[0] & 1) fuzz::fix_up(b);
+  if (data[0] & 1) reseal_plan(std::as_writable_bytes(std::span(b)));
   return fuzz::reject_errors([&] {
     SavedPlan plan = parse_plan(std::as_bytes(std::span(b)), "fuzz.sluice");
     if (plan.target.kind != "NULL") return;
