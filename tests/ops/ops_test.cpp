@@ -22,6 +22,7 @@
 #include "core/ir/shape_tracker.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/expectations.h"
 #include "runtime/realize.h"
 #include "runtime/reference.h"
 #include "runtime/tensor.h"
@@ -29,31 +30,20 @@
 namespace sluice {
 namespace {
 
-// What a device cannot run, and why: one row per (device, dtype name or feature). "values": the device
-// computes nothing, so results are not compared (the path still runs end to end).
-struct Unsupported {
-  const char* device;
-  const char* what;
-  const char* why;
-};
-constexpr Unsupported kUnsupported[] = {
-    {"NULL", "values", "NULL runs no kernels: results hold whatever its memory holds, nothing to compare"},
-};
-// Cases a device is known to get wrong, and why. They still run: one that starts passing fails the test,
-// so the row is removed rather than left to hide a regression.
-constexpr Unsupported kKnownFailures[] = {
-    {"VULKAN", "maximum_nan",
-     "lavapipe folds a*0 to +0 even under SignedZeroInfNanPreserve, so a/(a*0) for negative a is -inf"},
-};
-std::string known_failure(const std::string& device, const std::string& name) {
-  for (const Unsupported& u : kKnownFailures)
-    if (device == u.device && name == u.what) return u.why;
-  return "";
+// The expectations table (runtime/expectations.h) names these cases "ops/<case>". A case a device's row
+// marks Unsupported still runs end to end there; only its values go unchecked (NULL computes nothing).
+std::string no_values(const std::string& device, const std::string& name) {
+  const Expectation* e = expectation_for(device, "ops/" + name);
+  return e && e->expect == Expect::Unsupported ? e->reason : "";
 }
-// Why `device` cannot run `what` ("" when it can): the table, then what the device itself reports.
+// A KnownFailure row's reason: the case still runs, and one that starts passing fails the test, so the
+// row is removed rather than left to hide a regression.
+std::string known_failure(const std::string& device, const std::string& name) {
+  const Expectation* e = expectation_for(device, "ops/" + name);
+  return e && e->expect == Expect::KnownFailure ? e->reason : "";
+}
+// Why `device` cannot run dtype `what` ("" when it can), from what the device itself reports.
 std::string unsupported(const std::string& device, const std::string& what) {
-  for (const Unsupported& u : kUnsupported)
-    if (device == u.device && what == u.what) return u.why;
   if (what == "float64" || what == "float16" || what == "int64") {
     const hcq::Properties p = open_device(device).properties();
     const bool ok = what == "float64" ? p.float64 : what == "float16" ? p.float16 : p.int64;
@@ -394,7 +384,7 @@ std::string absent(const std::string& device) {
     if (d.name == device && !d.available) return it->second = d.reason;
   try {
     // Guards only where the device has memory to check them in.
-    if (unsupported(device, "values").empty())
+    if (no_values(device, "guards").empty())
       realizer(device).set_options({.guard_bytes = 64, .edit_schedule = {}});
   } catch (const std::exception& e) { it->second = std::string("cannot open: ") + e.what(); }
   return it->second;
@@ -424,12 +414,12 @@ TEST_P(Ops, MatchesReference) {
   Tensor t = c.build(In(dev));
   RealizeReport rep;
   eval::HostArray got = realizer(dev).run({t}, &rep).at(0);
-  if (std::string why = unsupported(dev, "values"); why.empty()) {
+  if (std::string why = no_values(dev, c.name); why.empty()) {
     eval::HostArray ref = reference(t);
     if (std::string known = known_failure(dev, c.name); !known.empty()) {
       if (close(got, ref, c.rtol, c.atol))
         ADD_FAILURE() << dev << " " << c.name
-                      << " is listed in kKnownFailures but now passes: remove the row";
+                      << " is a known failure in runtime/expectations.cpp but now passes: remove the row";
       else
         GTEST_SKIP() << dev << ": known failure: " << known;
       return;
@@ -462,7 +452,7 @@ class Guards : public testing::TestWithParam<std::string> {};
 TEST_P(Guards, CatchPlantedOutOfBoundsWrite) {
   const std::string dev = GetParam();
   if (std::string why = absent(dev); !why.empty()) GTEST_SKIP() << dev << ": " << why;
-  if (std::string why = unsupported(dev, "values"); !why.empty()) GTEST_SKIP() << dev << ": " << why;
+  if (std::string why = no_values(dev, "guards"); !why.empty()) GTEST_SKIP() << dev << ": " << why;
   Realizer& r = realizer(dev);
   const RealizeOptions saved = r.options();
   RealizeOptions o = saved;
@@ -501,7 +491,7 @@ class LongLoops : public testing::TestWithParam<std::string> {};
 TEST_P(LongLoops, UnoptimizedSumOverTheLoopLimit) {
   const std::string& dev = GetParam();
   if (std::string why = absent(dev); !why.empty()) GTEST_SKIP() << dev << ": " << why;
-  if (std::string why = unsupported(dev, "values"); !why.empty()) GTEST_SKIP() << dev << ": " << why;
+  if (std::string why = no_values(dev, "long_loop_sum"); !why.empty()) GTEST_SKIP() << dev << ": " << why;
   const char* was = std::getenv("SLUICE_NOOPT");
   const std::string saved = was ? was : "";
   setenv("SLUICE_NOOPT", "1", 1);
