@@ -36,13 +36,20 @@ std::string explain_queues(size_t n, const std::function<QueueStatus(size_t)>& s
     switch (st.phase) {
       case QueueStatus::Idle: os << q << " is idle"; break;
       case QueueStatus::Waiting:
+        if (!st.signal) {
+          os << q << " holds a submission whose waits are met";
+          break;
+        }
         os << q << " waits for signal '" << st.signal.name() << "' to reach " << st.value << " (value "
            << st.signal.value() << ")";
         break;
       case QueueStatus::Running:
-        os << "kernel " << st.kernels << " on " << q << " has run " << st.ran(now);
+        if (st.kernels.empty())
+          os << q << " has run submission " << st.value << " " << st.ran(now);
+        else
+          os << "kernel " << st.kernels << " on " << q << " has run " << st.ran(now);
         // Stuck, not slow: no progress within the hang timeout (device.h).
-        if (st.stalled_ns(now) > hang_ns && reset(k, st, now))
+        if (!st.kernels.empty() && st.stalled_ns(now) > hang_ns && reset(k, st, now))
           os << ", past the hang timeout of " << ms(hang_ns)
              << " ms: the queue was reset and its pending work failed";
         break;

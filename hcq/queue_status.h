@@ -1,7 +1,7 @@
 #pragma once
 // hcq::QueueStatus: what one of a device's queues is doing, and the one wording of Device::explain_stall
 // (device.h) and of a hung kernel's error for every backend whose command processor reports it (CPU,
-// VULKAN). Backends fill a status; the words and the hang rule live here.
+// VULKAN, CUDA and HIP). Backends fill a status; the words and the hang rule live here.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -15,9 +15,11 @@ double ms(uint64_t ns);  // nanoseconds as milliseconds, for messages
 
 struct QueueStatus {
   enum Phase { Idle, Waiting, Running } phase = Idle;
-  SignalRef signal;  // Waiting: for this signal to reach `value`
-  uint64_t value = 0;
-  std::string kernels;    // Running: the kernel(s) of its oldest unfinished work: "'a'", "'a', 'b'"
+  SignalRef signal;    // Waiting: for this signal to reach `value` (none: its waits are met, it is next)
+  uint64_t value = 0;  // Running: the timeline value of its oldest unfinished submission
+  // Running: the kernel(s) of its oldest unfinished work: "'a'", "'a', 'b'"; "" for work without a kernel
+  // (a copy, a signal write), which is named by its submission and never counts as hung.
+  std::string kernels;
   uint64_t since_ns = 0;  // Running: since when
   // A device that sees a kernel progress (the CPU device counts the parts of its grid): how many parts
   // of how many are done, and when the last one finished. parts == 0: progress is not seen.
@@ -32,8 +34,8 @@ struct QueueStatus {
 
 // Device::explain_stall over queues 0..n-1 ("compute:0 is idle; copy:0 waits for signal 's' to reach 3
 // (value 2)"). status(k) reads queue k and name(k) names it. A queue Running without progress for
-// longer than hang_ns is handed to reset(k, status, now), which resets it and returns true (false: its
-// work finished meanwhile); the description then says the queue was reset.
+// longer than hang_ns, with a kernel named, is handed to reset(k, status, now), which resets it and returns
+// true (false: its work finished meanwhile); the description then says the queue was reset.
 std::string explain_queues(size_t n, const std::function<QueueStatus(size_t)>& status,
                            const std::function<std::string(size_t)>& name, uint64_t hang_ns,
                            const std::function<bool(size_t, const QueueStatus&, uint64_t)>& reset);

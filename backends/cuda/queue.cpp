@@ -198,40 +198,14 @@ class Device final : public hcq::Device {
 
   std::string explain_stall(const Signal&, uint64_t) override {
     std::lock_guard lk(mu_);
-    std::ostringstream os;
-    const uint64_t now = hcq::now_ns(), hang = uint64_t(hang_timeout().count());
-    for (int k : {kCompute, kCopy}) {
-      Queue& q = queues_[k];
-      if (k != kCompute) os << "; ";
-      if (!q.inflight.empty()) {
-        const Submission& s = *q.inflight.front();
-        uint64_t ran = now > q.front_since ? now - q.front_since : 0;
-        if (!s.kernel.empty()) {
-          os << "kernel '" << s.kernel << "' on " << kQueueNames[k] << " has run for " << ms(ran) << " ms";
-        } else {
-          os << kQueueNames[k] << " has run submission " << s.value << " for " << ms(ran) << " ms";
-        }
-        if (ran > hang && !s.kernel.empty()) {
-          std::ostringstream msg;
-          msg << "[wait] " << name() << ": kernel '" << s.kernel << "' on " << kQueueNames[k]
-              << " did not finish: it ran for " << ms(ran) << " ms, past the hang timeout of " << ms(hang)
-              << " ms, and its queue was reset";
-          reset_queue(k, msg.str());
-          os << ", past the hang timeout of " << ms(hang)
-             << " ms: the queue was reset and its pending work failed";
-        }
-      } else if (!q.held.empty()) {
-        const Submission& s = *q.held.front();
-        const size_t at = blocking_wait(s);
-        os << kQueueNames[k] << " holds submission " << s.value << " until "
-           << (at == npos ? "its waits are met"
-                          : describe_wait(s, at) + " (value " +
-                                std::to_string(s.signal(&s.words[at]).value()) + ")");
-      } else {
-        os << kQueueNames[k] << " is idle";
-      }
-    }
-    return os.str();
+    const uint64_t hang = uint64_t(hang_timeout().count());
+    return hcq::explain_queues(
+        2, [&](size_t k) { return status(int(k)); }, [&](size_t k) { return std::string(kQueueNames[k]); },
+        hang,
+        [&](size_t k, const hcq::QueueStatus& st, uint64_t now) {
+          reset_queue(int(k), hcq::hung_message(name(), kQueueNames[k], st, now, hang));
+          return true;
+        });
   }
 
  protected:
@@ -298,6 +272,27 @@ class Device final : public hcq::Device {
       }
     }
     return npos;
+  }
+  // Under mu_: what queue k is doing, for explain_stall. The stream's work is timed from when it became
+  // the oldest; a held submission waits for its first wait that no stream can meet yet.
+  hcq::QueueStatus status(int k) const {
+    const Queue& q = queues_[k];
+    hcq::QueueStatus st;
+    if (!q.inflight.empty()) {
+      const Submission& s = *q.inflight.front();
+      st.phase = hcq::QueueStatus::Running;
+      st.kernels = s.kernel.empty() ? "" : "'" + s.kernel + "'";
+      st.since_ns = q.front_since;
+      st.value = s.value;
+    } else if (!q.held.empty()) {
+      const Submission& s = *q.held.front();
+      st.phase = hcq::QueueStatus::Waiting;
+      if (const size_t at = blocking_wait(s); at != npos) {
+        st.signal = s.signal(&s.words[at]);
+        st.value = s.words[at + 2];
+      }
+    }
+    return st;
   }
   static std::string describe_wait(const Submission& s, size_t at) {
     const uint64_t* p = &s.words[at];

@@ -530,6 +530,25 @@ TEST_P(SimulatedGpu, TimestampsStayInsideTheHostWindowAcrossRecalibration) {
   dev_->synchronize(5s);
 }
 
+// A submission held on the host for a wait is described by that wait, in the words every device uses
+// (hcq/queue_status.h).
+TEST_P(SimulatedGpu, HeldSubmissionIsDescribedByItsWait) {
+  auto gate = dev_->new_signal("gate"), out = dev_->new_signal("out");
+  hcq::HwQueue().wait(*gate, 1).signal(*out, 1).submit(*dev_);
+  try {
+    out->wait(1, 30ms);
+    FAIL() << "nothing sets the gate: the wait must time out";
+  } catch (const hcq::TimeoutError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("compute:0 waits for signal 'gate' to reach 1 (value 0); copy:0 is idle"),
+        std::string::npos)
+        << e.what();
+  }
+  gate->set(1);
+  out->wait(1, 5s);
+  dev_->synchronize(5s);
+}
+
 TEST_P(SimulatedGpu, HungKernelIsResetAndTheDeviceGoesOn) {
   dev_->set_hang_timeout(20ms);
   auto done = dev_->new_signal("done"), after = dev_->new_signal("after"), again = dev_->new_signal("again");
