@@ -93,7 +93,24 @@ uint64_t Device::submit(const HwQueue& q) {
   return do_submit(q);
 }
 
+void Device::retire(uint64_t value, uint64_t timestamp_ns) {
+  std::lock_guard lk(retire_mu_);
+  if (value <= retired_) return;  // counted already: a replaced timeline took it (replace_timeline)
+  done_.insert(value);
+  const uint64_t before = retired_;
+  while (!done_.empty() && *done_.begin() == retired_ + 1) {
+    done_.erase(done_.begin());
+    ++retired_;
+  }
+  if (retired_ != before) timeline().device_write(retired_, timestamp_ns);
+}
+
 void Device::replace_timeline(const std::string& error) {
+  {
+    std::lock_guard rl(retire_mu_);
+    retired_ = std::max(retired_, timeline_value());
+    done_.erase(done_.begin(), done_.upper_bound(retired_));
+  }
   std::lock_guard lk(mu_);
   timeline().fail(error);
   timelines_.push_back(std::make_unique<Signal>(name_ + " timeline#" + std::to_string(timelines_.size() + 1),

@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,11 @@ class Device {
     (void)s, (void)value, (void)deadline;
   }
 
+  // In-order retirement, for a backend's completion path: submission `value` is done (or failed) at
+  // device time `timestamp_ns`. Submissions finish out of order across a device's queues; the timeline
+  // passes a value once every value up to it is done, and is written once per advance. Thread-safe.
+  void retire(uint64_t value, uint64_t timestamp_ns);
+
  protected:
   Device(std::string name, uint32_t compute_queues, uint32_t copy_queues);
 
@@ -145,7 +151,8 @@ class Device {
   // values reach each hardware queue in increasing order.
   uint64_t next_timeline_value() { return timeline_value_.fetch_add(1, std::memory_order_acq_rel) + 1; }
   // After a hang: fails the current timeline with `error` and continues on a fresh signal whose value is
-  // timeline_value(). The caller must hold every lock under which it calls next_timeline_value().
+  // timeline_value(), every value handed out so far counting as retired. The caller must hold every lock
+  // under which it calls next_timeline_value().
   void replace_timeline(const std::string& error);
   void add_profile(ProfileRecord r);
   friend class Allocator;  // records its copyin/copyout while the device profiles
@@ -163,6 +170,9 @@ class Device {
   std::atomic<int64_t> hang_timeout_ns_;
   std::mutex mu_;  // timelines_, profile_
   std::vector<ProfileRecord> profile_;
+  std::mutex retire_mu_;     // retired_, done_, and the order of the timeline's writes
+  uint64_t retired_ = 0;     // the timeline's value: every value up to it is done
+  std::set<uint64_t> done_;  // values done above retired_ + 1
 };
 
 }  // namespace sluice::hcq

@@ -5,7 +5,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -340,6 +339,7 @@ class Device final : public hcq::Device {
       Submission& s = *q.held.front();
       abandon(s, "[~Device] " + name() + " was destroyed while " + kQueueNames[k] + " waited for " +
                      describe_wait(s, blocking_wait(s)));
+      if (s.value) hcq::Device::retire(s.value, hcq::now_ns());
       q.held.pop_front();
       return true;
     }
@@ -512,7 +512,8 @@ class Device final : public hcq::Device {
     for (const SignalRef& sig : s.word_waits) release_producer(sig, false);
     for (auto& t : s.timed) recycle(t.start), recycle(t.end);
     if (s.end && !s.end_shared) recycle(s.end);
-    if (s.value) done_.insert(s.value);  // 0: the part of a submission before a held wait
+    if (s.value)
+      hcq::Device::retire(s.value, hcq::now_ns());  // 0: the part of a submission before a held wait
   }
 
   // Fails a submission that will never retire normally (hang, fault). Its events may still complete on
@@ -533,7 +534,6 @@ class Device final : public hcq::Device {
     if (s.end && !s.end_shared) drv_.event_destroy(s.end);
     for (pk::Ref r : pk::each(s.words))  // a held submission's signals
       if (r.op == pk::Signal) s.signal(r.p).fail(msg);
-    if (s.value) done_.insert(s.value);
   }
 
   // Under mu_: drops queue k's work, failing it with msg, and gives the queue a fresh stream.
@@ -552,8 +552,7 @@ class Device final : public hcq::Device {
     // block in stream destruction until the stream's work is done, which may be never.
     CUstream fresh = nullptr;
     if (drv_.stream_create(&fresh, kStreamNonBlocking) == kSuccess) q.stream = fresh;
-    replace_timeline(msg);
-    publish();
+    replace_timeline(msg);  // the dropped work's values retire with it
   }
 
   void on_fault(int k, const Submission& s, CUresult r) {
@@ -569,16 +568,6 @@ class Device final : public hcq::Device {
       q.held.clear();
     }
     replace_timeline(fault_);
-    publish();
-  }
-
-  void publish() {
-    uint64_t before = published_;
-    while (!done_.empty() && *done_.begin() <= published_ + 1) {
-      published_ = std::max(published_, *done_.begin());
-      done_.erase(done_.begin());
-    }
-    if (published_ > before) timeline().device_write(published_, hcq::now_ns());
   }
 
   // One pass over the queues, under mu_: starts held submissions whose waits are met, retires finished
@@ -603,7 +592,6 @@ class Device final : public hcq::Device {
       }
     }
     if (closing_) progress |= give_up_held_wait();
-    if (progress) publish();
     return progress;
   }
   void retire_front(int k) {
@@ -659,8 +647,6 @@ class Device final : public hcq::Device {
   std::unique_ptr<GraphCache> graphs_;
   CUevent base_ev_ = nullptr;
   uint64_t base_host_ = 0;
-  std::set<uint64_t> done_;  // retired timeline values above published_
-  uint64_t published_ = 0;
   std::string fault_;  // non-empty once a kernel faulted
   std::thread thread_;
 };

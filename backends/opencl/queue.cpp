@@ -5,7 +5,6 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -637,22 +636,8 @@ class Engine final : public Queues {
       }
   }
 
-  // Timeline values complete out of order across the two queues; the timeline advances over the
-  // contiguous prefix.
-  void retire(uint64_t v, uint64_t ts) {
-    std::lock_guard lk(retire_mu_);
-    if (v != retired_ + 1) {
-      done_.insert(v);
-      return;
-    }
-    uint64_t to = v;
-    while (!done_.empty() && *done_.begin() == to + 1) {
-      to = *done_.begin();
-      done_.erase(done_.begin());
-    }
-    retired_ = to;
-    cfg_.dev->timeline().device_write(to, ts);
-  }
+  // Timeline values complete out of order across the two queues: hcq keeps the timeline in order.
+  void retire(uint64_t v, uint64_t ts) { cfg_.dev->retire(v, ts); }
 
   // --- the waiter thread: resumes a queue once the signal its backlog waits for is reached or failed ---
   void block(int k, Blocked on) {
@@ -743,10 +728,6 @@ class Engine final : public Queues {
 
   std::mutex pending_mu_;
   std::vector<Pending> pending_;  // signal writes enqueued and not yet done: few, scanned linearly
-
-  std::mutex retire_mu_;
-  std::set<uint64_t> done_;  // values done out of order, past retired_
-  uint64_t retired_ = 0;
 
   mutable std::mutex wait_mu_;
   std::condition_variable wait_cv_;

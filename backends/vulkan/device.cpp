@@ -346,19 +346,6 @@ class Device final : public hcq::Device {
     return c;
   }
 
-  // The timeline passes v only once every earlier value is done, whichever queue ran it.
-  void retire(uint64_t v, uint64_t ns) {
-    std::lock_guard lk(retire_mu_);
-    if (v <= retired_) return;
-    done_.insert(v);
-    uint64_t before = retired_;
-    while (!done_.empty() && *done_.begin() == retired_ + 1) {
-      done_.erase(done_.begin());
-      ++retired_;
-    }
-    if (retired_ != before) timeline().device_write(retired_, ns);
-  }
-
   // Called with reset_mu_ held (device.h: hangs).
   bool reset_hung_queue(int k, const QueueStatus& st, uint64_t now) {
     const std::string msg =
@@ -369,11 +356,6 @@ class Device final : public hcq::Device {
     graveyard_.push_back(std::move(queues_[k]));
     queues_[k] = start_queue(config(k));
     live_[k].store(queues_[k].get(), std::memory_order_release);
-    {
-      std::lock_guard rl(retire_mu_);
-      retired_ = timeline_value();
-      while (!done_.empty() && *done_.begin() <= retired_) done_.erase(done_.begin());
-    }
     replace_timeline(msg);
     return true;
   }
@@ -455,9 +437,6 @@ class Device final : public hcq::Device {
   std::vector<std::unique_ptr<Queue>> graveyard_;  // abandoned queues
   std::mutex submit_mu_[2];
   std::mutex reset_mu_;
-  std::mutex retire_mu_;
-  uint64_t retired_ = 0;
-  std::set<uint64_t> done_;  // retired values above retired_
 };
 
 void stop_open_devices() {
