@@ -79,7 +79,7 @@ void Device::synchronize(std::chrono::nanoseconds timeout) const {
   timeline().wait(timeline_value(), timeout);
 }
 
-uint64_t Device::submit(const HwQueue& q) {
+void Device::check_submit(const HwQueue& q) const {
   SLUICE_CHECK_AS(::sluice::hcq::Error, q.index() < queue_count(q.kind()))
       << name_ << " has " << queue_count(q.kind()) << " " << queue_kind_name(q.kind()) << " queues, no queue "
       << q.index();
@@ -90,7 +90,16 @@ uint64_t Device::submit(const HwQueue& q) {
     SLUICE_CHECK_AS(::sluice::hcq::Error, &p.device() == this)
         << "kernel '" << p.name() << "' was loaded on " << p.device().name() << ", not on " << name_;
   }
+}
+
+uint64_t Device::submit(const HwQueue& q) {
+  check_submit(q);
   return do_submit(q);
+}
+
+uint64_t Device::submit_graph(const HwQueue& q, uint64_t graph) {
+  check_submit(q);
+  return do_submit_graph(q, graph);
 }
 
 void Device::retire(uint64_t value, uint64_t timestamp_ns) {

@@ -102,6 +102,10 @@ class Device {
 
   uint32_t queue_count(QueueKind k) const { return k == QueueKind::Compute ? compute_queues_ : copy_queues_; }
   uint64_t submit(const HwQueue& q);
+  // submit(q) for the replay of hcq::Graph `graph` (its id()), which q is the recorded queue of: a
+  // backend with a native graph form uses it (graph.h). forget_graph: the graph is gone; drop that form.
+  uint64_t submit_graph(const HwQueue& q, uint64_t graph);
+  virtual void forget_graph(uint64_t graph) { (void)graph; }
 
   Allocator& allocator() const { return *allocator_; }
   Compiler& compiler() const { return *compiler_; }
@@ -147,6 +151,11 @@ class Device {
 
   // The backend's submit: called after the queue's kind and index were checked.
   virtual uint64_t do_submit(const HwQueue& q) = 0;
+  // The same for a graph's replay (submit_graph); the default runs it as any submission.
+  virtual uint64_t do_submit_graph(const HwQueue& q, uint64_t graph) {
+    (void)graph;
+    return do_submit(q);
+  }
   // Hands out the next timeline value. Backends call it under the lock that orders their ring, so that
   // values reach each hardware queue in increasing order.
   uint64_t next_timeline_value() { return timeline_value_.fetch_add(1, std::memory_order_acq_rel) + 1; }
@@ -155,7 +164,8 @@ class Device {
   // under which it calls next_timeline_value().
   void replace_timeline(const std::string& error);
   void add_profile(ProfileRecord r);
-  friend class Allocator;  // records its copyin/copyout while the device profiles
+  void check_submit(const HwQueue& q) const;  // the queue index, and programs loaded on this device
+  friend class Allocator;                     // records its copyin/copyout while the device profiles
 
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<Compiler> compiler_;

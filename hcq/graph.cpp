@@ -1,11 +1,18 @@
 #include "hcq/graph.h"
 
+#include <atomic>
+
 #include "hcq/device.h"
 #include "hcq/error.h"
 
 namespace sluice::hcq {
 
-Graph::Graph(Device& dev, const std::vector<GraphItem>& items) : dev_(dev), queue_(QueueKind::Compute) {
+namespace {
+std::atomic<uint64_t> next_id{1};
+}  // namespace
+
+Graph::Graph(Device& dev, const std::vector<GraphItem>& items)
+    : dev_(dev), id_(next_id.fetch_add(1, std::memory_order_relaxed)), queue_(QueueKind::Compute) {
   cmds_.resize(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) queue_.memory_barrier();
@@ -25,6 +32,8 @@ HwQueue::Cmd Graph::cmd(size_t item, const char* func) const {
   return cmds_[item];
 }
 
-uint64_t Graph::replay() { return queue_.submit(dev_); }
+Graph::~Graph() { dev_.forget_graph(id_); }
+
+uint64_t Graph::replay() { return dev_.submit_graph(queue_, id_); }
 
 }  // namespace sluice::hcq

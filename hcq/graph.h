@@ -9,6 +9,10 @@
 //   constructor's list); a replay already submitted is not affected (HwQueue copies at submit).
 // - replay() submits the recorded queue and returns its timeline value; it does not wait for an earlier
 //   replay, so replays pipeline. Set Buffer::last_use of the graph's buffers from the returned value.
+// - The device is told the submission is this graph's replay (Device::submit_graph, with id()): a
+//   backend with a native form (a CUDA graph, pre-recorded Vulkan command buffers) builds it from the
+//   recorded items on the first replay, patches it on later ones, and drops it when the graph is
+//   destroyed; every other device runs the queue as any submission.
 // - Errors: Error for an item index or argument index out of range, a patch of the wrong item kind, or
 //   (at construction) an item that does not match its program's layout.
 //
@@ -38,6 +42,9 @@ using GraphItem = std::variant<GraphExec, GraphCopy>;
 class Graph {
  public:
   Graph(Device& dev, const std::vector<GraphItem>& items);
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
 
   size_t size() const { return cmds_.size(); }
   void set_buf(size_t item, uint32_t i, uint64_t addr) { queue_.patch_buf(cmd(item, "set_buf"), i, addr); }
@@ -50,11 +57,14 @@ class Graph {
   uint64_t replay();
   // What replay() submits: the items in order, a memory barrier between each two (for profile traces).
   const HwQueue& queue() const { return queue_; }
+  // Names this graph to its device: unique in the process, never reused.
+  uint64_t id() const { return id_; }
 
  private:
   HwQueue::Cmd cmd(size_t item, const char* func) const;
 
   Device& dev_;
+  uint64_t id_;
   HwQueue queue_;
   std::vector<HwQueue::Cmd> cmds_;
 };

@@ -38,7 +38,7 @@ GraphCache::~GraphCache() {
   for (auto& [key, e] : entries_) destroy(e);
 }
 
-bool GraphCache::eligible(std::span<const uint64_t> words) {
+bool GraphCache::supports(std::span<const uint64_t> words) {
   int execs = 0;
   for (pk::Ref r : pk::each(words)) {
     if (r.op == pk::Exec) {
@@ -98,25 +98,13 @@ void GraphCache::update(Entry& e, std::span<const uint64_t> words) {
   });
 }
 
-bool GraphCache::launch(std::span<const uint64_t> words, CUstream stream) {
+bool GraphCache::launch(uint64_t graph, std::span<const uint64_t> words, CUstream stream) {
   if (!disabled_.empty()) return false;
-  // Keyed by the functions, not the Program objects: a program loaded at a freed program's address is
-  // another kernel, and a node's function cannot be changed after instantiation.
-  std::vector<const void*> key;
-  for_each_exec(words, [&](const pk::ExecView& x, const std::vector<int32_t>&) {
-    key.push_back(function(*x.program));
-  });
-  auto it = entries_.find(key);
+  auto it = entries_.find(graph);
   try {
     if (it == entries_.end()) {
-      if (entries_.size() >= kMaxEntries) {
-        // A graph may still be running: cuGraphExecDestroy defers the release until it completes.
-        destroy(entries_.at(order_.front()));
-        entries_.erase(order_.front());
-        order_.erase(order_.begin());
-      }
-      it = entries_.emplace(key, build(words)).first;
-      order_.push_back(key);
+      if (!supports(words)) return false;
+      it = entries_.emplace(graph, build(words)).first;
     } else {
       update(it->second, words);
     }
@@ -128,6 +116,13 @@ bool GraphCache::launch(std::span<const uint64_t> words, CUstream stream) {
   }
   SLUICE_DRV("replay", device_, drv_, graph_launch, it->second.exec, stream);
   return true;
+}
+
+void GraphCache::forget(uint64_t graph) {
+  auto it = entries_.find(graph);
+  if (it == entries_.end()) return;
+  destroy(it->second);  // cuGraphExecDestroy defers the release of a graph still running
+  entries_.erase(it);
 }
 
 }  // namespace sluice::cuda

@@ -1,10 +1,11 @@
 #pragma once
-// Submissions replayed as CUDA (HIP) graphs. hcq::Graph (hcq/graph.h) records a fixed list of kernels
-// into one queue and resubmits it with patched arguments; the device recognises such a submission (only
-// kernels and barriers, at least two kernels) and launches it as one driver graph: built and
-// instantiated the first time its sequence of kernel functions is seen, then replayed with cuGraphLaunch
-// after cuGraphExecKernelNodeSetParams updates the nodes whose launch sizes or arguments changed since the
-// last replay. Launching a graph costs one driver call instead of one per kernel.
+// hcq::Graph replays as CUDA (HIP) graphs. hcq::Graph (hcq/graph.h) records a fixed list of kernels into
+// one queue and resubmits it with patched arguments, telling the device which graph it replays
+// (Device::submit_graph). A graph of kernels and barriers only, two kernels or more, runs as one driver
+// graph: built and instantiated from its recorded items on its first replay, then launched with
+// cuGraphLaunch after cuGraphExecKernelNodeSetParams updates the nodes whose launch sizes or arguments
+// changed since the last replay, and destroyed when the hcq::Graph is (forget). Launching a graph costs
+// one driver call instead of one per kernel. Ordinary submissions never run as driver graphs.
 //
 // Nodes form a chain (a stream runs a submission's kernels in order, so the chain is what the barriers
 // and the in-order queue promise). A parameter update affects only later launches, never one in flight.
@@ -35,10 +36,13 @@ class GraphCache {
   GraphCache(const GraphCache&) = delete;
   GraphCache& operator=(const GraphCache&) = delete;
 
-  // Whether `words` (a submission's packets, hcq/queue.h) can run as a graph.
-  static bool eligible(std::span<const uint64_t> words);
-  // Launches an eligible submission on `stream`; false (nothing enqueued) once graphs are disabled.
-  bool launch(std::span<const uint64_t> words, CUstream stream);
+  // Whether a graph's recorded queue (its packets, hcq/queue.h) can run as a driver graph.
+  static bool supports(std::span<const uint64_t> words);
+  // Launches the replay of hcq::Graph `graph` (words: its recorded queue) on `stream`; false (nothing
+  // enqueued) when the graph is not supported or graphs are disabled.
+  bool launch(uint64_t graph, std::span<const uint64_t> words, CUstream stream);
+  // The hcq::Graph is gone: its driver graph is destroyed (a launch in flight completes first).
+  void forget(uint64_t graph);
   // "" while graphs work, else the error that disabled them.
   const std::string& disabled() const { return disabled_; }
 
@@ -53,16 +57,13 @@ class GraphCache {
     CUgraphExec exec = nullptr;
     std::vector<Node> nodes;
   };
-  static constexpr size_t kMaxEntries = 256;  // beyond this the oldest graphs are dropped
-
   Entry build(std::span<const uint64_t> words);
   void update(Entry& e, std::span<const uint64_t> words);
   void destroy(Entry& e);
 
   const Driver& drv_;
   std::string device_;
-  std::map<std::vector<const void*>, Entry> entries_;  // keyed by the sequence of kernel functions
-  std::vector<std::vector<const void*>> order_;        // keys, oldest first
+  std::map<uint64_t, Entry> entries_;  // by hcq::Graph::id()
   std::string disabled_;
 };
 

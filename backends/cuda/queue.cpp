@@ -102,6 +102,7 @@ struct Submission {
   CUevent end = nullptr;              // recorded after its last command; null: nothing to wait for
   bool end_shared = false;            // end is the event of its last signal or timestamp
   std::string kernel;                 // its first kernel, for stall and fault messages
+  uint64_t graph = 0;                 // the hcq::Graph it replays (its id), 0: none
   std::string error;                  // non-empty: skipped or failed; its signals fail with this
 
   // The signal of the packet at p (one of words).
@@ -208,9 +209,24 @@ class Device final : public hcq::Device {
   }
 
  protected:
-  uint64_t do_submit(const hcq::HwQueue& hq) override {
+  uint64_t do_submit(const hcq::HwQueue& hq) override { return submit_as(hq, 0); }
+  uint64_t do_submit_graph(const hcq::HwQueue& hq, uint64_t graph) override { return submit_as(hq, graph); }
+
+ public:
+  void forget_graph(uint64_t graph) override {
+    std::lock_guard lk(mu_);
+    try {
+      make_current(drv_, ctx_);  // the graph may be destroyed on any thread
+      graphs_->forget(graph);
+    } catch (const hcq::Error&) {  // no context here: the driver's objects stay until the device goes
+    }
+  }
+
+ private:
+  uint64_t submit_as(const hcq::HwQueue& hq, uint64_t graph) {
     int k = hq.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
     auto s = std::make_unique<Submission>();
+    s->graph = graph;
     s->submitted_ns = hcq::now_ns();
     s->words.assign(hq.packets().begin(), hq.packets().end());
     s->signals = std::make_shared<const hcq::SubmissionSignals>(hq.packets());
@@ -229,7 +245,6 @@ class Device final : public hcq::Device {
     return v;
   }
 
- private:
   CUevent event() {
     if (pool_.empty()) {
       CUevent e = nullptr;
@@ -375,9 +390,9 @@ class Device final : public hcq::Device {
   }
 
   void encode(Queue& q, Submission& s) {
-    // A graph that cannot be built or updated falls back to the launches below (graph.h).
-    if (!profiling() && drv_.has_graphs() && GraphCache::eligible(s.words) &&
-        graphs_->launch(s.words, q.stream)) {
+    // A graph's replay runs as its driver graph; one that cannot be built or updated falls back to the
+    // launches below (graph.h).
+    if (s.graph && !profiling() && drv_.has_graphs() && graphs_->launch(s.graph, s.words, q.stream)) {
       for (pk::Ref r : pk::each(s.words))
         if (r.op == pk::Exec && s.kernel.empty()) s.kernel = pk::ExecView(r.p).program->name();
       s.end = record(q.stream);

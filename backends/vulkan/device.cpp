@@ -204,12 +204,18 @@ class Device final : public hcq::Device {
     return false;
   }
 
+  void forget_graph(uint64_t graph) override {
+    std::lock_guard reset(reset_mu_);
+    queues_[kCompute]->forget_graph(graph);
+  }
+
  protected:
-  uint64_t do_submit(const hcq::HwQueue& q) override {
+  uint64_t do_submit(const hcq::HwQueue& q) override { return do_submit_graph(q, 0); }
+  uint64_t do_submit_graph(const hcq::HwQueue& q, uint64_t graph) override {
     int k = q.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
     std::lock_guard lk(submit_mu_[k]);
     uint64_t v = next_timeline_value();
-    queues_[k]->push(q.packets(), v);
+    queues_[k]->push(q.packets(), v, graph);
     return v;
   }
 

@@ -44,7 +44,7 @@ struct GraphCache::Instance {
 };
 
 struct GraphCache::Entry {
-  std::vector<uint64_t> key;
+  uint64_t graph = 0;                                         // hcq::Graph::id()
   std::vector<std::shared_ptr<const Program::Graph>> graphs;  // of each exec, in order
   std::vector<std::unique_ptr<Instance>> instances;
 };
@@ -74,7 +74,7 @@ GraphCache::~GraphCache() {
   ctx_.vk.vkDestroyCommandPool(ctx_.dev, pool_, nullptr);
 }
 
-bool GraphCache::eligible(std::span<const uint64_t> words) {
+bool GraphCache::supports(std::span<const uint64_t> words) {
   size_t n = 0;  // packets
   for (pk::Ref r : pk::each(words)) {
     if (n++ % 2 ? r.op != pk::Barrier : r.op != pk::Exec && r.op != pk::Copy) return false;
@@ -143,16 +143,17 @@ GraphCache::Instance& GraphCache::take(Entry& e, std::span<const uint64_t> words
   return *oldest;
 }
 
-VkCommandBuffer GraphCache::prepare(std::span<const uint64_t> words,
+void GraphCache::forget(uint64_t graph) {
+  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e->graph == graph; });
+  if (it == entries_.end()) return;
+  drop(**it);
+  entries_.erase(it);
+}
+
+VkCommandBuffer GraphCache::prepare(uint64_t graph, std::span<const uint64_t> words,
                                     std::vector<const hcq::Program*>& programs) {
-  std::vector<uint64_t> key;
-  for (pk::Ref r : pk::each(words)) {
-    key.push_back(r.op);
-    if (r.op == pk::Exec) key.push_back(static_cast<const Program*>(pk::ExecView(r.p).program)->serial());
-  }
-  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e->key == key; });
-  const bool seen = it != entries_.end();
-  if (!seen) {
+  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e->graph == graph; });
+  if (it == entries_.end()) {
     // Entries whose programs were freed (only the entry holds their variants now) never match again.
     for (auto e = entries_.begin(); e != entries_.end();) {
       bool dead = std::any_of((*e)->graphs.begin(), (*e)->graphs.end(),
@@ -165,12 +166,10 @@ VkCommandBuffer GraphCache::prepare(std::span<const uint64_t> words,
       entries_.erase(entries_.begin());
     }
     entries_.push_back(std::make_unique<Entry>());
-    entries_.back()->key = std::move(key);
+    entries_.back()->graph = graph;
   } else if (it + 1 != entries_.end()) {
     std::rotate(it, it + 1, entries_.end());  // most recently used last
   }
-  // Recorded from the second time on: a sequence seen once is as likely a one-off batch.
-  if (!seen) return VK_NULL_HANDLE;
   Entry& e = *entries_.back();
   if (e.graphs.empty()) {
     std::vector<std::shared_ptr<const Program::Graph>> graphs;

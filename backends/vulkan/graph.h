@@ -1,10 +1,9 @@
 #pragma once
 // Graph replays as pre-recorded command buffers (DESIGN.md §4). hcq::Graph (hcq/graph.h) records a fixed
-// list of kernels and copies into one queue and submits it again with patched arguments; the queue
-// recognises such a submission (hcq::Graph's shape: at least two exec or copy commands with one
-// memory_barrier between each two) and, from the second time its sequence of commands is seen, submits a
-// command buffer recorded once, patched by updating what the recorded commands read instead of recording
-// again:
+// list of kernels and copies into one queue and submits it again with patched arguments, telling the
+// device which graph it replays (Device::submit_graph). A graph of at least two exec or copy commands
+// (one memory_barrier between each two) runs as a command buffer recorded from its items on its first
+// replay, and later replays patch what the recorded commands read instead of recording again:
 //
 // | patch           | how a replay applies it                                                          |
 // |-----------------|----------------------------------------------------------------------------------|
@@ -20,10 +19,10 @@
 // recorded with the same buffers, so replays pipeline and a graph fed from alternating buffers is not
 // recorded again on each replay.
 //
-// Entries are keyed by the sequence of packet kinds and program serials (program.h): a program loaded at
-// a freed program's address never matches a stale entry. An entry holds its programs' graph variants, so
-// its recordings never outlive the pipelines they use; entries of freed programs are dropped when a new
-// entry is made, and beyond kMaxEntries the least recently used one, once its copies finished.
+// Entries are keyed by hcq::Graph::id() and dropped when the graph is destroyed (forget), once their
+// copies finished. An entry holds its programs' graph variants, so its recordings never outlive the
+// pipelines they use; entries of freed programs are dropped when a new entry is made, and beyond
+// kMaxEntries the least recently used one. Ordinary submissions never run as recorded graphs.
 //
 // Threading: not thread-safe; the queue calls it from the thread that records (queue.cpp). Failures: a
 // failing Vulkan call throws DeviceError naming the call (driver.h); a replay that cannot be patched
@@ -51,14 +50,18 @@ class GraphCache {
   GraphCache(const GraphCache&) = delete;
   GraphCache& operator=(const GraphCache&) = delete;
 
-  // Whether `words` (a submission's packets, hcq/queue.h) replays as a recorded command buffer.
-  static bool eligible(std::span<const uint64_t> words);
+  // Whether a graph's recorded queue (its packets, hcq/queue.h) replays as a recorded command buffer.
+  static bool supports(std::span<const uint64_t> words);
 
-  // The command buffer to submit for `words`, patched; `programs` receives the kernels it runs. The
-  // caller submits it, then calls submitted() with the semaphore value that marks it done. Null when the
-  // sequence is new or a kernel has no graph variant (program.h): the caller records it as usual.
-  VkCommandBuffer prepare(std::span<const uint64_t> words, std::vector<const hcq::Program*>& programs);
+  // The command buffer to submit for the replay of hcq::Graph `graph` (words: its recorded queue),
+  // patched; `programs` receives the kernels it runs. The caller submits it, then calls submitted() with
+  // the semaphore value that marks it done. Null when a kernel has no graph variant (program.h): the
+  // caller records it as usual.
+  VkCommandBuffer prepare(uint64_t graph, std::span<const uint64_t> words,
+                          std::vector<const hcq::Program*>& programs);
   void submitted(uint64_t value);
+  // The hcq::Graph is gone: drops its entry once its copies finished.
+  void forget(uint64_t graph);
 
  private:
   struct Instance;

@@ -1,7 +1,6 @@
 #include "backends/vulkan/program.h"
 
 #include <algorithm>
-#include <atomic>
 #include <vector>
 
 #include "backends/vulkan/compiler.h"
@@ -10,8 +9,6 @@
 
 namespace sluice::vulkan {
 namespace {
-
-std::atomic<uint64_t> g_serial{0};
 
 // SPIR-V numbers the rewrite touches.
 constexpr uint32_t kOpTypePointer = 32, kOpVariable = 59, kOpDecorate = 71, kOpMemberDecorate = 72,
@@ -42,7 +39,7 @@ std::vector<uint32_t> vars_in_buffer(std::vector<uint32_t> w, uint32_t binding) 
 
 Program::Program(hcq::Device& dev, Context& ctx, const std::string& name, const hcq::Binary& binary,
                  hcq::KernelLayout layout)
-    : hcq::Program(dev, name, layout), ctx_(ctx), serial_(++g_serial) {
+    : hcq::Program(dev, name, layout), ctx_(ctx) {
   std::span<const uint32_t> words = find_module(binary, name);
   words_.assign(words.begin(), words.end());
   SLUICE_CHECK_AS(hcq::Error, !words.empty()) << dev.name() << ": the binary (" << binary.size()

@@ -44,8 +44,6 @@ class Program final : public hcq::Program {
   // The buffers of the layout the module declares a binding for, ascending: only these are bound (a
   // kernel that ignores a buffer needs no descriptor for it, and its address is never resolved).
   const std::vector<uint32_t>& bindings() const { return bindings_; }
-  // Unique for the process: a program loaded later at a freed program's address gets another serial.
-  uint64_t serial() const { return serial_; }
 
   struct Graph {
     explicit Graph(const Context& c) : ctx(c) {}
@@ -74,7 +72,6 @@ class Program final : public hcq::Program {
   VkPipeline pipeline_ = VK_NULL_HANDLE;
   bool push_ = false;
   std::vector<uint32_t> bindings_;
-  uint64_t serial_;
   std::vector<uint32_t> words_;  // the module, for the graph variant
 
   mutable std::once_flag graph_once_;

@@ -160,20 +160,26 @@ class VkQueueImpl final : public Queue {
     return !busy_ && fifo_.empty();
   }
 
-  void push(std::span<const uint64_t> words, uint64_t tv) override {
+  void push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph) override {
     std::unique_lock lk(mu_);
     if (fifo_.empty() && !busy_ && ready(words)) {
       busy_ = true;  // the worker leaves the queue to this thread until it is done
       lk.unlock();
-      process(words, tv, hcq::SubmissionSignals(words));
+      process(words, tv, hcq::SubmissionSignals(words), graph);
       lk.lock();
       busy_ = false;
       if (!fifo_.empty()) work_cv_.notify_one();
       cv_.notify_all();
       return;
     }
-    fifo_.push_back({std::vector<uint64_t>(words.begin(), words.end()), tv, hcq::SubmissionSignals(words)});
+    fifo_.push_back(
+        {std::vector<uint64_t>(words.begin(), words.end()), tv, hcq::SubmissionSignals(words), graph});
     work_cv_.notify_one();
+  }
+
+  void forget_graph(uint64_t graph) override {
+    std::lock_guard lk(mu_);
+    forgotten_.push_back(graph);  // the thread that records drops it (GraphCache is not thread-safe)
   }
 
   QueueStatus status() override {
@@ -266,7 +272,7 @@ class VkQueueImpl final : public Queue {
       fifo_.pop_front();
       busy_ = true;
       lk.unlock();
-      process(sub.words, sub.tv, sub.signals);
+      process(sub.words, sub.tv, sub.signals, sub.graph);
       lk.lock();
       busy_ = false;
       cv_.notify_all();
@@ -276,17 +282,22 @@ class VkQueueImpl final : public Queue {
   // --- Recording (one thread at a time: the worker, or a pusher while busy_) ---
 
   // The packets' signals are read through `signals`: the Signals themselves may be gone by now.
-  void process(std::span<const uint64_t> w, uint64_t tv, const hcq::SubmissionSignals& signals) {
+  void process(std::span<const uint64_t> w, uint64_t tv, const hcq::SubmissionSignals& signals,
+               uint64_t graph) {
     std::shared_ptr<std::string> error;
+    std::vector<uint64_t> forgotten;
     {
       std::lock_guard lk(mu_);
       error = lost_;
+      forgotten.swap(forgotten_);
     }
+    if (graphs_)
+      for (uint64_t g : forgotten) graphs_->forget(g);
     size_t i = 0;           // where the submission stopped: the signals recorded from here on fail
     bool replayed = false;  // the graph cache's command buffer runs the whole submission
-    if (!error && graphs_ && !cfg_.profiling() && GraphCache::eligible(w)) {
+    if (!error && graph && graphs_ && !cfg_.profiling() && GraphCache::supports(w)) {
       try {
-        cur_.cmd = graphs_->prepare(w, cur_.programs);
+        cur_.cmd = graphs_->prepare(graph, w, cur_.programs);
         cur_.external = cur_.cmd != VK_NULL_HANDLE;
         replayed = cur_.external;
         if (replayed) i = w.size();
@@ -783,7 +794,9 @@ class VkQueueImpl final : public Queue {
     std::vector<uint64_t> words;
     uint64_t tv;
     hcq::SubmissionSignals signals;  // referenced at push, while the caller kept them alive
+    uint64_t graph;                  // the hcq::Graph it replays, 0: none
   };
+  std::vector<uint64_t> forgotten_;  // hcq::Graphs destroyed, for the recording thread to drop
   std::deque<Submission> fifo_;
   bool busy_ = false, stop_ = false;
   std::atomic<bool> abandoned_{false};

@@ -99,7 +99,10 @@ using hcq::QueueStatus;  // what a queue is doing, for Device::explain_stall (hc
 class Queue {
  public:
   virtual ~Queue() = default;
-  virtual void push(std::span<const uint64_t> words, uint64_t timeline_value) = 0;
+  // `graph`: the hcq::Graph this submission replays (its id, Device::submit_graph), 0 for none.
+  virtual void push(std::span<const uint64_t> words, uint64_t timeline_value, uint64_t graph) = 0;
+  // The hcq::Graph is gone: its recorded command buffers go once their replays finished.
+  virtual void forget_graph(uint64_t graph) = 0;
   virtual QueueStatus status() = 0;
   // Marks the queue abandoned if segment `token` is still the oldest unfinished one; its threads stop
   // touching signals and the timeline. Returns false if that segment finished meanwhile.

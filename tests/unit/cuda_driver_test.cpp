@@ -212,23 +212,23 @@ TEST(CudaCompiler, ArchNewerThanNvrtcGetsPtxOlderIsRefused) {
   }
 }
 
-TEST(CudaGraph, OnlyKernelAndBarrierSubmissionsOfTwoOrMoreKernelsRunAsGraphs) {
+TEST(CudaGraph, OnlyGraphsOfKernelsAndBarriersWithTwoOrMoreKernelsRunAsDriverGraphs) {
   auto dev = null::open_device(0);
   hcq::Program p(*dev, "k", {1, 1});
   const hcq::KernelArgs args{{64}, {3}};
   hcq::HwQueue two;
   two.exec(p, args, {4}).memory_barrier().exec(p, args, {8});
-  EXPECT_TRUE(cuda::GraphCache::eligible(two.packets()));
+  EXPECT_TRUE(cuda::GraphCache::supports(two.packets()));
   hcq::HwQueue one;
   one.exec(p, args, {4});
-  EXPECT_FALSE(cuda::GraphCache::eligible(one.packets()));
+  EXPECT_FALSE(cuda::GraphCache::supports(one.packets()));
   auto s = dev->new_signal("s");
   hcq::HwQueue with_signal;
   with_signal.exec(p, args, {4}).exec(p, args, {4}).signal(*s, 1);
-  EXPECT_FALSE(cuda::GraphCache::eligible(with_signal.packets()));
+  EXPECT_FALSE(cuda::GraphCache::supports(with_signal.packets()));
   hcq::HwQueue with_copy;
   with_copy.exec(p, args, {4}).exec(p, args, {4}).copy(64, 128, 4);
-  EXPECT_FALSE(cuda::GraphCache::eligible(with_copy.packets()));
+  EXPECT_FALSE(cuda::GraphCache::supports(with_copy.packets()));
 }
 
 // Where libamdhip64 is installed (no GPU needed), its table loads whole and names calls the HIP way.

@@ -33,7 +33,8 @@ struct Sim {
   bool stuck = false;          // events never complete: a kernel that does not return
   bool refuse_graphs = false;  // cuGraphAddKernelNode fails
   std::atomic<int> launches = 0, graph_launches = 0, stream_waits = 0, event_waits = 0;
-  std::atomic<int> no_context = 0;  // calls made on a thread without the device's context current
+  std::atomic<int> graph_execs = 0;  // instantiated and not yet destroyed
+  std::atomic<int> no_context = 0;   // calls made on a thread without the device's context current
 };
 Sim sim;
 
@@ -216,10 +217,12 @@ CUresult add_node(CUgraphNode* n, CUgraph g, const CUgraphNode*, size_t, const K
 }
 CUresult instantiate(CUgraphExec* e, CUgraph g, unsigned long long) {
   *e = reinterpret_cast<CUgraphExec>(new Graph(*reinterpret_cast<Graph*>(g)));
+  ++sim.graph_execs;
   return 0;
 }
 CUresult exec_destroy(CUgraphExec e) {
   delete reinterpret_cast<Graph*>(e);
+  --sim.graph_execs;
   return 0;
 }
 CUresult set_params(CUgraphExec e, CUgraphNode n, const KernelNodeParams* p) {
@@ -288,8 +291,8 @@ class SimulatedGpu : public testing::TestWithParam<bool> {  // param: stream mem
     sim.memops = GetParam();
     sim.fault = 0;
     sim.stuck = sim.refuse_graphs = false;
-    for (std::atomic<int>* c :
-         {&sim.launches, &sim.graph_launches, &sim.stream_waits, &sim.event_waits, &sim.no_context})
+    for (std::atomic<int>* c : {&sim.launches, &sim.graph_launches, &sim.stream_waits, &sim.event_waits,
+                                &sim.no_context, &sim.graph_execs})
       c->store(0);
     DeviceSpec spec;
     spec.drv = &kDriver;
@@ -453,6 +456,30 @@ TEST_P(SimulatedGpu, GraphReplaysWithPatchedArgumentsRunAsOneDriverGraph) {
   EXPECT_EQ(sim.graph_launches, 5);
   EXPECT_EQ(sim.launches, 0);
   EXPECT_EQ(graphs_unavailable(*dev_), "");
+  dev_->allocator().free(a);
+  dev_->allocator().free(b);
+}
+
+// The device is told which submissions are graph replays (Device::submit_graph): a submission shaped
+// like one runs kernel by kernel, and a graph's driver graph goes when the hcq::Graph does.
+TEST_P(SimulatedGpu, OnlyGraphReplaysRunAsDriverGraphs) {
+  hcq::Buffer a = dev_->allocator().alloc(32 * 4), b = dev_->allocator().alloc(32 * 4);
+  hcq::HwQueue q;
+  q.exec(*fill_, {{a.addr}, {0}}, {32}).memory_barrier().exec(*add_, {{b.addr, a.addr}, {1}}, {32});
+  for (int i = 0; i < 3; ++i) a.last_use = b.last_use = q.submit(*dev_);
+  dev_->synchronize(5s);
+  EXPECT_EQ(sim.graph_launches, 0);
+  EXPECT_EQ(sim.launches, 6);
+  {
+    hcq::Graph g(*dev_, {hcq::GraphExec{fill_.get(), {{a.addr}, {0}}, {32}},
+                         hcq::GraphExec{add_.get(), {{b.addr, a.addr}, {1}}, {32}}});
+    for (int i = 0; i < 2; ++i) a.last_use = b.last_use = g.replay();
+    dev_->synchronize(5s);
+    EXPECT_EQ(sim.graph_launches, 2);
+    EXPECT_EQ(sim.graph_execs, 1);
+  }
+  EXPECT_EQ(sim.graph_execs, 0) << "the driver graph outlived its hcq::Graph";
+  EXPECT_EQ(read(b)[5], 6);
   dev_->allocator().free(a);
   dev_->allocator().free(b);
 }
