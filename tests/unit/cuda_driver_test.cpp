@@ -156,6 +156,9 @@ TEST(CudaDriver, MakeCurrentTellsDriverTablesApart) {
   a.ctx_set_current = set_a;
   b.ctx_set_current = set_b;
   const auto ctx = reinterpret_cast<cuda::CUcontext>(uintptr_t(1));
+  // The thread remembers what it made current last, also across --gtest_repeat: start from b.
+  cuda::make_current(b, ctx);
+  sets_a = sets_b = 0;
   cuda::make_current(a, ctx);
   cuda::make_current(a, ctx);  // already current: no call
   EXPECT_EQ(sets_a, 1);
