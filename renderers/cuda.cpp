@@ -53,19 +53,4 @@ class CudaRenderer final : public CStyleRenderer {
 
 std::unique_ptr<CStyleRenderer> make_cuda_renderer() { return std::make_unique<CudaRenderer>(); }
 
-codegen::DeviceCaps cuda_caps() {
-  codegen::DeviceCaps c;
-  c.global_dims = 3;
-  c.global_max = {0x7fffffffLL, 65535, 65535};
-  c.local_bytes = 48 * 1024;
-  c.supports_float16 = true;
-  c.accurate_transcendentals = true;
-  c.has_local = true;
-  c.max_local_size = 1024;
-  c.local_max = {1024, 1024, 64};
-  c.max_buffers = 256;    // 4 KiB of kernel parameters, with room for variables
-  c.compute_units = 108;  // SMs of an A100; a device reports its own
-  return c;
-}
-
 }  // namespace sluice::render

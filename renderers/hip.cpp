@@ -70,19 +70,4 @@ class HipRenderer final : public CStyleRenderer {
 
 std::unique_ptr<CStyleRenderer> make_hip_renderer() { return std::make_unique<HipRenderer>(); }
 
-codegen::DeviceCaps hip_caps() {
-  codegen::DeviceCaps c;
-  c.global_dims = 3;
-  c.global_max = {0x7fffffffLL, 65535, 65535};
-  c.local_bytes = 64 * 1024;
-  c.supports_float16 = true;
-  c.accurate_transcendentals = false;
-  c.has_local = true;
-  c.max_local_size = 1024;
-  c.local_max = {1024, 1024, 1024};
-  c.max_buffers = 256;
-  c.compute_units = 96;  // CUs of a gfx1100 (7900 XTX); a device reports its own
-  return c;
-}
-
 }  // namespace sluice::render

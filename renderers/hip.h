@@ -8,19 +8,13 @@
 // exp2/log2/sin instructions are approximate and float64 has none, so HIP targets set
 // accurate_transcendentals = false and codegen rewrites EXP2/LOG2/SIN into polynomials
 // (core/codegen/transcendental.h).
-//
-// The DeviceCaps of an AMD GPU (gfx90a, gfx942, gfx1100), for a HIP device's target():
-//   global_dims 3, global_max {2^31-1, 65535, 65535}, local_bytes 64 KiB (LDS per work-group),
-//   supports_float16 true, accurate_transcendentals false, has_local true,
-//   max_local_size 1024, local_max {1024, 1024, 1024}, max_buffers 256. hip_caps() returns them.
+// A device's DeviceCaps are its backend's (backends/hip/device.h caps()).
 #include <memory>
 
-#include "core/codegen/kernel.h"
 #include "renderers/cstyle.h"
 
 namespace sluice::render {
 
 std::unique_ptr<CStyleRenderer> make_hip_renderer();
-codegen::DeviceCaps hip_caps();
 
 }  // namespace sluice::render

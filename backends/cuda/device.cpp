@@ -59,16 +59,35 @@ std::unique_ptr<hcq::Device> open_device(int ordinal) {
   return open_stream_device(std::move(spec));
 }
 
-render::Target target(const hcq::Device& dev) {
-  static const std::shared_ptr<const render::Renderer> renderer = render::make_cuda_renderer();
-  codegen::DeviceCaps caps = render::cuda_caps();
-  // The device's own limits where they are tighter than the renderer's assumptions.
+codegen::DeviceCaps caps() {
+  codegen::DeviceCaps c;
+  c.global_dims = 3;
+  c.global_max = {0x7fffffffLL, 65535, 65535};
+  c.local_bytes = 48 * 1024;
+  c.supports_float16 = true;
+  c.accurate_transcendentals = true;
+  c.has_local = true;
+  c.max_local_size = 1024;
+  c.local_max = {1024, 1024, 64};
+  c.max_buffers = 256;
+  c.compute_units = 108;  // SMs of an A100; a device reports its own
+  return c;
+}
+
+render::Target stream_target(const hcq::Device& dev, std::shared_ptr<const render::Renderer> renderer,
+                             codegen::DeviceCaps caps) {
+  // The device's own limits where they are tighter than the architecture's.
   const hcq::Properties p = dev.properties();
   if (p.local_memory_bytes)
     caps.local_bytes = std::min<int64_t>(caps.local_bytes, int64_t(p.local_memory_bytes));
   if (p.max_workgroup_size)
     caps.max_local_size = std::min<int64_t>(caps.max_local_size, p.max_workgroup_size);
-  return {renderer, caps};
+  return {std::move(renderer), caps};
+}
+
+render::Target target(const hcq::Device& dev) {
+  static const std::shared_ptr<const render::Renderer> renderer = render::make_cuda_renderer();
+  return stream_target(dev, renderer, caps());
 }
 
 }  // namespace sluice::cuda

@@ -18,7 +18,16 @@ std::string absent_reason();
 // Named "CUDA" for ordinal 0, "CUDA:<n>" otherwise: the n-th GPU the driver lists. Throws hcq::Error
 // when the ordinal is out of range or the driver fails (naming the call).
 std::unique_ptr<hcq::Device> open_device(int ordinal = 0);
-// CUDA C (renderers/cuda.h) with the device's limits.
+// CUDA C (renderers/cuda.h) with caps() narrowed to the device's own limits.
 render::Target target(const hcq::Device& dev);
+// The DeviceCaps of a CUDA device (sm_80 and later) before its own limits: global_dims 3, global_max
+// {2^31-1, 65535, 65535}, local_bytes 48 KiB (the static __shared__ limit), float16, accurate
+// transcendentals (CUDA's exp2f/log2f/sinf are within 2 ulp), local memory, max_local_size 1024,
+// local_max {1024, 1024, 64}, max_buffers 256 (4 KiB of kernel parameters, with room for variables).
+codegen::DeviceCaps caps();
+// The target of a stream device (CUDA, HIP): `renderer` with `caps` narrowed to what the device reports
+// (local memory, work-group size).
+render::Target stream_target(const hcq::Device& dev, std::shared_ptr<const render::Renderer> renderer,
+                             codegen::DeviceCaps caps);
 
 }  // namespace sluice::cuda

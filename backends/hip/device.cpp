@@ -1,7 +1,6 @@
 #include "backends/hip/device.h"
 
-#include <algorithm>
-
+#include "backends/cuda/device.h"
 #include "backends/cuda/queue.h"
 #include "backends/hip/compiler.h"
 #include "backends/hip/driver.h"
@@ -51,15 +50,24 @@ std::unique_ptr<hcq::Device> open_device(int ordinal) {
   return cuda::open_stream_device(std::move(spec));
 }
 
+codegen::DeviceCaps caps() {
+  codegen::DeviceCaps c;
+  c.global_dims = 3;
+  c.global_max = {0x7fffffffLL, 65535, 65535};
+  c.local_bytes = 64 * 1024;
+  c.supports_float16 = true;
+  c.accurate_transcendentals = false;
+  c.has_local = true;
+  c.max_local_size = 1024;
+  c.local_max = {1024, 1024, 1024};
+  c.max_buffers = 256;
+  c.compute_units = 96;  // CUs of a gfx1100 (7900 XTX); a device reports its own
+  return c;
+}
+
 render::Target target(const hcq::Device& dev) {
   static const std::shared_ptr<const render::Renderer> renderer = render::make_hip_renderer();
-  codegen::DeviceCaps caps = render::hip_caps();
-  const hcq::Properties p = dev.properties();
-  if (p.local_memory_bytes)
-    caps.local_bytes = std::min<int64_t>(caps.local_bytes, int64_t(p.local_memory_bytes));
-  if (p.max_workgroup_size)
-    caps.max_local_size = std::min<int64_t>(caps.max_local_size, p.max_workgroup_size);
-  return {renderer, caps};
+  return cuda::stream_target(dev, renderer, caps());
 }
 
 }  // namespace sluice::hip

@@ -18,7 +18,12 @@ std::string absent_reason();
 // Named "HIP" for ordinal 0, "HIP:<n>" otherwise. Throws hcq::Error when the ordinal is out of range,
 // the architecture is unknown, or the driver fails (naming the call).
 std::unique_ptr<hcq::Device> open_device(int ordinal = 0);
-// HIP C (renderers/hip.h) with the device's limits.
+// HIP C (renderers/hip.h) with caps() narrowed to the device's own limits.
 render::Target target(const hcq::Device& dev);
+// The DeviceCaps of an AMD GPU (gfx90a, gfx942, gfx1100) before its own limits: global_dims 3,
+// global_max {2^31-1, 65535, 65535}, local_bytes 64 KiB (LDS per work-group), float16, no accurate
+// transcendentals (AMDGPU's exp2/log2/sin are approximate: codegen rewrites them into polynomials),
+// local memory, max_local_size 1024, local_max {1024, 1024, 1024}, max_buffers 256.
+codegen::DeviceCaps caps();
 
 }  // namespace sluice::hip

@@ -26,7 +26,9 @@
 
 #include "backends/cpu/compiler.h"
 #include "backends/cuda/compiler.h"
+#include "backends/cuda/device.h"
 #include "backends/hip/compiler.h"
+#include "backends/hip/device.h"
 #include "backends/opencl/device.h"
 #include "base/debug.h"
 #include "core/codegen/codegen.h"
@@ -213,7 +215,7 @@ Language cpu_language() {
 }
 
 Language cuda_language(const std::string& arch) {
-  Language l{"CUDA " + arch + " (NVRTC+ptxas)", render::make_cuda_renderer(), render::cuda_caps(), "", {}};
+  Language l{"CUDA " + arch + " (NVRTC+ptxas)", render::make_cuda_renderer(), cuda::caps(), "", {}};
   const fs::path tool = find_ptxas();
   if (!cuda::nvrtc_absent_reason().empty())
     l.absent = cuda::nvrtc_absent_reason();
@@ -231,7 +233,7 @@ Language cuda_language(const std::string& arch) {
 }
 
 Language hip_language(const std::string& arch) {
-  Language l{"HIP " + arch + " (clang)", render::make_hip_renderer(), render::hip_caps(), "", {}};
+  Language l{"HIP " + arch + " (clang)", render::make_hip_renderer(), hip::caps(), "", {}};
   std::string why;
   if (hip::find_clang(arch, &why).empty()) l.absent = why;
   auto c = std::shared_ptr<hcq::Compiler>(hip::make_compiler(arch, cache_dir()));
@@ -337,13 +339,13 @@ TEST(Render, HipGfx90a) { check_language(hip_language("gfx90a")); }
 TEST(Render, HipGfx942) { check_language(hip_language("gfx942")); }
 TEST(Render, OpenCLC) { check_language(opencl_language()); }
 
-// HIP kernels carry no transcendental builtin: the polynomials replaced them (hip_caps()).
+// HIP kernels carry no transcendental builtin: the polynomials replaced them (hip::caps()).
 TEST(Render, HipUsesPolynomialTranscendentals) {
   const auto r = render::make_hip_renderer();
   const Tensor a = f32({4, 5});
   for (const ScheduleItem& it : schedule({(a.exp() + a.log() + a.sin()).uop()}).items) {
     if (it.ast.op() != Op::Sink) continue;
-    const std::string src = r->render(codegen::make_kernel(it.ast, render::hip_caps()));
+    const std::string src = r->render(codegen::make_kernel(it.ast, hip::caps()));
     for (const char* fn : {"exp2", "log2", "__builtin_sin"})
       EXPECT_EQ(src.find(fn), std::string::npos) << fn << " in\n" << src;
   }
