@@ -194,13 +194,15 @@ class Device final : public hcq::Device {
     return hcq::explain_queues(
         2, [&](size_t k) { return queues_[k]->status(); }, [&](size_t k) { return queue_names_[k]; },
         uint64_t(hang_timeout().count()),
-        [&](size_t k, const QueueStatus& st, uint64_t now) { return reset_hung_queue(int(k), st, now); });
+        [&](size_t k, const hcq::QueueStatus& st, uint64_t now) {
+          return reset_hung_queue(int(k), st, now);
+        });
   }
 
   bool busy() override {
     std::lock_guard reset(reset_mu_);
     for (int k : {kCompute, kCopy})
-      if (queues_[k]->status().phase == QueueStatus::Running) return true;
+      if (queues_[k]->status().phase == hcq::QueueStatus::Running) return true;
     return false;
   }
 
@@ -330,18 +332,19 @@ class Device final : public hcq::Device {
 
   QueueConfig config(int k) {
     QueueConfig c;
-    c.device_name = name();
-    c.queue_name = queue_names_[k];
+    hcq::CommandProcessor::Config& cp = c.processor;
+    cp.device_name = name();
+    cp.queue_name = queue_names_[k];
     c.ctx = &ctx_;
     c.allocator = static_cast<Allocator*>(allocator_.get());
     c.queue = k == kCompute ? ctx_.compute_queue : ctx_.copy_queue;
     c.family = k == kCompute ? ctx_.compute_family : ctx_.copy_family;
     c.compute = k == kCompute || ctx_.copy_family == ctx_.compute_family;
-    c.profiling = [this] { return profiling(); };
-    c.profile = [this](hcq::ProfileRecord r) { add_profile(std::move(r)); };
-    c.retire = [this](uint64_t v, uint64_t ns) { retire(v, ns); };
-    c.hang_timeout = [this] { return hang_timeout(); };
-    c.settled = [this] {
+    cp.profiling = [this] { return profiling(); };
+    cp.profile = [this](hcq::ProfileRecord r) { add_profile(std::move(r)); };
+    cp.retire = [this](uint64_t v, uint64_t ns) { retire(v, ns); };
+    cp.hang_timeout = [this] { return hang_timeout(); };
+    cp.settled = [this] {
       for (const auto& q : live_)
         if (!q.load(std::memory_order_acquire)->quiet()) return false;
       return true;
@@ -353,7 +356,7 @@ class Device final : public hcq::Device {
   }
 
   // Called with reset_mu_ held (device.h: hangs).
-  bool reset_hung_queue(int k, const QueueStatus& st, uint64_t now) {
+  bool reset_hung_queue(int k, const hcq::QueueStatus& st, uint64_t now) {
     const std::string msg =
         hcq::hung_message(name(), queue_names_[k], st, now, uint64_t(hang_timeout().count()));
     if (!queues_[k]->abandon(st.token)) return false;
@@ -437,10 +440,10 @@ class Device final : public hcq::Device {
   double period_ns_ = 0;
   int64_t offset_ns_ = 0;
   const std::string queue_names_[2] = {"compute:0", "copy:0"};
-  std::unique_ptr<Queue> queues_[2];
+  std::unique_ptr<hcq::CommandProcessor> queues_[2];
   // queues_ for wait_in_driver, which takes no lock: a replaced queue stays alive in graveyard_.
-  std::atomic<Queue*> live_[2] = {nullptr, nullptr};
-  std::vector<std::unique_ptr<Queue>> graveyard_;  // abandoned queues
+  std::atomic<hcq::CommandProcessor*> live_[2] = {nullptr, nullptr};
+  std::vector<std::unique_ptr<hcq::CommandProcessor>> graveyard_;  // abandoned queues
   std::mutex submit_mu_[2];
   std::mutex reset_mu_;
 };

@@ -1,0 +1,474 @@
+#include "hcq/command_processor.h"
+
+#include <algorithm>
+
+namespace sluice::hcq {
+namespace {
+
+namespace pk = packet;
+constexpr auto kPoll = std::chrono::milliseconds(50);  // how often blocked threads look at the stop flags
+
+}  // namespace
+
+CommandProcessor::CommandProcessor(Config cfg) : cfg_(std::move(cfg)) {}
+
+CommandProcessor::~CommandProcessor() {
+  // The derived class ran shutdown() (its encoder is gone by now); a constructor that threw before
+  // start() left no threads.
+  if (worker_.joinable() || completer_.joinable()) {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+      abandoned_ = true;
+    }
+    notify_all();
+    if (worker_.joinable()) worker_.join();
+    if (completer_.joinable()) completer_.join();
+  }
+}
+
+void CommandProcessor::start() {
+  started_ = true;
+  worker_ = std::thread([this] { work(); });
+  completer_ = std::thread([this] { complete(); });
+}
+
+void CommandProcessor::notify_all() {
+  work_cv_.notify_all();
+  done_cv_.notify_all();
+  cv_.notify_all();
+}
+
+void CommandProcessor::close() {
+  closing_ = true;
+  std::lock_guard lk(mu_);
+  notify_all();
+}
+
+bool CommandProcessor::shutdown() {
+  if (shut_) return clean_;
+  shut_ = true;
+  if (!started_) return clean_;
+  close();
+  const auto limit = cfg_.hang_timeout();
+  bool hung = false;
+  {
+    // Drain: the worker empties its FIFO (its host waits give up, close()), the completion thread
+    // retires every segment (unless abandoned). The wait for the device is bounded by the hang timeout,
+    // counted while the oldest submitted segment stays the same.
+    std::unique_lock lk(mu_);
+    uint64_t front = 0;
+    auto since = Clock::now();
+    while (!(fifo_.empty() && !busy_ && inflight_.empty()) && !abandoned_) {
+      cv_.wait_for(lk, kPoll);
+      const uint64_t f = inflight_.empty() ? 0 : inflight_.front().token;
+      const auto now = Clock::now();
+      if (f == 0 || f != front) {
+        front = f, since = now;
+      } else if (now - since > limit) {
+        hung = true;
+        abandoned_ = true;
+        break;
+      }
+    }
+    stop_ = true;
+  }
+  notify_all();
+  worker_.join();
+  completer_.join();
+  { std::lock_guard c(complete_mu_); }  // a host thread applying the last segments (wait_for) is done
+  if (hung) {
+    const std::string msg = "[~Device] " + cfg_.device_name + " was destroyed while " + cfg_.queue_name +
+                            " held work the device did not finish within the hang timeout of " +
+                            std::to_string(ms(uint64_t(limit.count()))) + " ms";
+    for (const SignalRef& s : dropped_signals()) s.fail(msg);
+    clean_ = false;
+  } else if (abandoned_ && submitted_) {
+    // Reset after a hang (device.h): its abandoned work must finish before the backend's objects go,
+    // but a hung device is not waited for without end.
+    std::string error;
+    clean_ = wait_segment(submitted_, limit, error) || !error.empty();
+  }
+  if (clean_)
+    for (Segment& s : inflight_) recycle_segment(s.token);
+  return clean_;
+}
+
+bool CommandProcessor::quiet() {
+  std::lock_guard lk(mu_);
+  if (!inflight_.empty()) return false;
+  if (waiting_on_) return waiting_on_.value() < waiting_for_ && !waiting_on_.failed();
+  return !busy_ && fifo_.empty();
+}
+
+void CommandProcessor::push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph) {
+  std::unique_lock lk(mu_);
+  if (fifo_.empty() && !busy_ && ready(words)) {
+    busy_ = true;  // the worker leaves the queue to this thread until it is done
+    lk.unlock();
+    process(words, tv, SubmissionSignals(words), graph);
+    lk.lock();
+    busy_ = false;
+    if (!fifo_.empty()) work_cv_.notify_one();
+    cv_.notify_all();
+    return;
+  }
+  fifo_.push_back({std::vector<uint64_t>(words.begin(), words.end()), tv, SubmissionSignals(words), graph});
+  work_cv_.notify_one();
+}
+
+void CommandProcessor::forget_graph(uint64_t graph) {
+  std::lock_guard lk(mu_);
+  forgotten_.push_back(graph);  // the recording thread drops it (a backend's graph form is not thread-safe)
+}
+
+QueueStatus CommandProcessor::status() {
+  std::lock_guard lk(mu_);
+  QueueStatus st;
+  if (waiting_on_) {
+    st.phase = QueueStatus::Waiting;
+    st.signal = waiting_on_;
+    st.value = waiting_for_;
+  }
+  if (!inflight_.empty() && !inflight_.front().programs.empty()) {
+    const Segment& s = inflight_.front();
+    st.phase = QueueStatus::Running;
+    for (size_t i = 0; i < s.programs.size(); ++i)
+      st.kernels += (i ? ", '" : "'") + s.programs[i]->name() + "'";
+    st.since_ns = std::max(s.submit_ns, last_done_ns_);
+    st.token = s.token;
+  }
+  return st;
+}
+
+void CommandProcessor::wait_for(const Signal& s, uint64_t v, uint64_t tv, Clock::time_point deadline) {
+  uint64_t target = 0;
+  {
+    std::lock_guard lk(mu_);
+    for (const Segment& seg : inflight_) {
+      for (const Completion& c : seg.completions)
+        if ((c.kind == Completion::Signal && c.signal.refers_to(s) && c.value >= v) ||
+            (tv && c.kind == Completion::Retire && c.value >= tv)) {
+          target = seg.token;
+          break;
+        }
+      if (target || seg.token == 0) break;  // a segment never submitted completes on the other threads
+    }
+  }
+  if (!target) return;
+  // In slices, so that a failed signal or an abandoned queue ends the wait (a hung device never answers).
+  for (;;) {
+    const auto now = Clock::now();
+    if (now >= deadline || abandoned_ || s.failed()) return;
+    std::string error;
+    if (wait_segment(target, std::min<Clock::duration>(deadline - now, kPoll), error)) break;
+    if (!error.empty()) return;  // the completion thread sees the failure and reports it
+  }
+  std::lock_guard c(complete_mu_);
+  drain(target, nullptr);
+}
+
+bool CommandProcessor::abandon(uint64_t token) {
+  std::lock_guard lk(mu_);
+  if (inflight_.empty() || inflight_.front().token != token) return false;
+  abandoned_ = true;
+  notify_all();
+  return true;
+}
+
+std::vector<SignalRef> CommandProcessor::dropped_signals() {
+  std::lock_guard lk(mu_);
+  std::vector<SignalRef> out;
+  for (const Segment& s : inflight_)
+    for (const Completion& c : s.completions)
+      if (c.kind == Completion::Signal || c.kind == Completion::Fail) out.push_back(c.signal);
+  for (const Submission& sub : fifo_)
+    for (SignalRef& r : sub.signals.written_from(0)) out.push_back(std::move(r));
+  return out;
+}
+
+// Every wait of the submission is met (or failed) already: it can run without blocking.
+bool CommandProcessor::ready(std::span<const uint64_t> w) {
+  for (pk::Ref r : pk::each(w))
+    if (r.op == pk::Wait) {
+      const auto* s = pk::ptr<const Signal>(r.p[1]);
+      if (s->value() < r.p[2] && !s->failed()) return false;
+    }
+  return true;
+}
+
+void CommandProcessor::work() {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    work_cv_.wait(lk, [&] { return stop_ || abandoned_ || (!fifo_.empty() && !busy_); });
+    if (stop_ || abandoned_) return;
+    Submission sub = std::move(fifo_.front());
+    fifo_.pop_front();
+    busy_ = true;
+    lk.unlock();
+    process(sub.words, sub.tv, sub.signals, sub.graph);
+    lk.lock();
+    busy_ = false;
+    cv_.notify_all();
+  }
+}
+
+std::shared_ptr<std::string> CommandProcessor::failure(const std::string& e, bool sticky) {
+  auto err = std::make_shared<std::string>(e);
+  if (sticky || fatal(e)) {
+    std::lock_guard lk(mu_);
+    if (!lost_) lost_ = err;
+  }
+  return err;
+}
+
+// --- Recording (one thread at a time: the worker, or a pusher while busy_) ---
+
+// The packets' signals are read through `signals`: the Signals themselves may be gone by now.
+void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const SubmissionSignals& signals,
+                               uint64_t graph) {
+  std::shared_ptr<std::string> error;
+  std::vector<uint64_t> forgotten;
+  {
+    std::lock_guard lk(mu_);
+    error = lost_;
+    forgotten.swap(forgotten_);
+  }
+  for (uint64_t g : forgotten) drop_graph(g);
+  const bool profiling = cfg_.profiling();
+  size_t i = 0;  // where the submission stopped: the signals recorded from here on fail
+  auto discard = [&] {
+    discard_segment();
+    open_ = false;
+    cur_.programs.clear();
+    for (Completion& c : cur_.completions) c.marks = {};
+    std::erase_if(cur_.completions, [](const Completion& c) { return c.kind == Completion::Profile; });
+  };
+  // A graph's replay runs in the backend's native form where it has one; profiling needs a time around
+  // every command, so it records them one by one.
+  if (!error && graph && !profiling) {
+    try {
+      if (encode_graph(graph, w, cur_.programs)) i = w.size(), open_ = true;
+    } catch (const std::exception& e) {
+      error = failure(e.what());
+      discard();
+    }
+  }
+  for (pk::Ref r : pk::each(w)) {
+    if (error || i == w.size()) break;
+    const uint64_t* p = r.p;
+    i = r.at + pk::words(p[0]);
+    tv_ = tv, at_ = r.at;
+    try {
+      Marks timing;
+      Marks* t = profiling ? &timing : nullptr;
+      switch (r.op) {
+        case pk::Wait: {
+          const SignalRef& s = signals.at(r.at);
+          if (s.value() >= p[2] && !s.failed()) break;
+          if (!s.failed() && encode_wait(s, p[2])) {
+            open_ = true;
+            break;
+          }
+          error = host_wait(s, p[2]);
+          break;
+        }
+        case pk::Signal:
+        case pk::Timestamp: {
+          Completion c(r.op == pk::Signal ? Completion::Signal : Completion::Timestamp, signals.at(r.at),
+                       r.op == pk::Signal ? p[2] : 0);
+          c.marks.start = encode_mark();
+          open_ |= c.marks.start != kNoMark;
+          cur_.completions.push_back(std::move(c));
+          break;
+        }
+        case pk::Exec: {
+          pk::ExecView e(p);
+          open_ = true;
+          encode_exec(e, t);
+          cur_.programs.push_back(e.program);
+          if (timing.start != kNoMark) profiled(timing, e.program, 0);
+          break;
+        }
+        case pk::Copy:
+          open_ = true;
+          encode_copy(p[1], p[2], p[3], t);
+          if (timing.start != kNoMark) profiled(timing, nullptr, p[3]);
+          break;
+        case pk::Barrier:
+          open_ = true;
+          encode_barrier();
+          break;
+        default: break;
+      }
+    } catch (const std::exception& e) {
+      error = failure(e.what());
+      discard();
+      break;
+    }
+  }
+  // The rest of a failed submission is skipped: its signals fail; it still retires in order.
+  for (SignalRef& s : signals.written_from(i)) cur_.completions.emplace_back(Completion::Fail, std::move(s));
+  if (error)
+    for (Completion& c : cur_.completions)
+      if (c.kind == Completion::Fail && !c.error) c.error = error;
+  cur_.completions.emplace_back(Completion::Retire, SignalRef{}, tv);
+  try {
+    flush();
+  } catch (const std::exception& e) {
+    // The segment could not be submitted: its completions apply as failures, in order.
+    auto err = failure(e.what());
+    discard();
+    for (Completion& c : cur_.completions)
+      if (c.kind == Completion::Signal) c.kind = Completion::Fail, c.error = err;
+    seal();
+  }
+}
+
+void CommandProcessor::profiled(Marks timing, const Program* program, uint64_t bytes) {
+  Completion& c = cur_.completions.emplace_back(Completion::Profile, SignalRef{}, bytes);
+  c.marks = timing, c.program = program, c.submission = tv_, c.at = at_;
+}
+
+// Host-side wait of the recording thread. Returns the error that fails the submission, if any.
+std::shared_ptr<std::string> CommandProcessor::host_wait(const SignalRef& s, uint64_t v) {
+  flush();  // earlier work must not wait behind the signal
+  {
+    std::lock_guard lk(mu_);
+    waiting_on_ = s, waiting_for_ = v;
+  }
+  bool given_up = false;
+  while (!s.wait_until(v, Clock::now() + kPoll) && !abandoned_) {
+    // The device is being destroyed and nothing of it can write s any more: only the host could, and a
+    // destructor does not wait for the host (close()).
+    if (closing_ && cfg_.settled() && s.value() < v && !s.failed()) {
+      given_up = true;
+      break;
+    }
+  }
+  {
+    std::lock_guard lk(mu_);
+    waiting_on_ = {};
+  }
+  if (s.failed()) return std::make_shared<std::string>(s.error());
+  if (given_up)
+    return std::make_shared<std::string>("[~Device] " + cfg_.device_name + " was destroyed while " +
+                                         cfg_.queue_name + " waited for signal '" + s.name() + "' to reach " +
+                                         std::to_string(v));
+  if (abandoned_)
+    return std::make_shared<std::string>("[wait] " + cfg_.device_name + ": " + cfg_.queue_name +
+                                         " was reset");
+  return nullptr;
+}
+
+void CommandProcessor::flush() {
+  if (!open_ && cur_.completions.empty()) return;
+  {
+    // At most max_segments in flight; an abandoned queue's segments never retire.
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return inflight_.size() < cfg_.max_segments || abandoned_; });
+  }
+  cur_.submit_ns = now_ns();
+  cur_.token = submit_segment();
+  submitted_ = cur_.token;
+  seal();
+}
+
+void CommandProcessor::seal() {
+  if (!cur_.token) cur_.submit_ns = now_ns();  // applied without waiting on the device
+  open_ = false;
+  std::lock_guard lk(mu_);
+  inflight_.push_back(std::move(cur_));
+  cur_ = Segment{};
+  done_cv_.notify_one();
+}
+
+// --- Completion ---
+
+// Segments finish in the order they were submitted; whichever thread sees one finished applies it
+// (complete_mu_ keeps that in order): the completion thread, or a host thread waiting on one of the
+// queue's signals (wait_for), so that it wakes straight from the driver. The recording thread leaves
+// completions alone: it is the one that limits eager throughput.
+void CommandProcessor::complete() {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    done_cv_.wait(lk, [&] { return stop_ || abandoned_ || !inflight_.empty(); });
+    if (abandoned_ || (stop_ && inflight_.empty())) return;
+    const uint64_t token = inflight_.front().token;
+    lk.unlock();
+    std::shared_ptr<std::string> error = token ? wait_device(token) : nullptr;
+    uint64_t reached = token;
+    if (token && !error) reached = std::max(token, finished_segment());  // later segments may be done too
+    {
+      std::lock_guard c(complete_mu_);
+      drain(reached, error);
+    }
+    lk.lock();
+  }
+}
+
+// Applies the segments at the front of inflight_ that are done: token <= `reached` (0: a segment that
+// was never submitted). `error` (the wait for `reached` failed) fails the front one. Called with
+// complete_mu_ held.
+void CommandProcessor::drain(uint64_t reached, std::shared_ptr<std::string> error) {
+  for (;;) {
+    Segment s;
+    {
+      std::lock_guard lk(mu_);
+      if (abandoned_ || inflight_.empty()) return;  // abandoned: the device failed its signals
+      const Segment& f = inflight_.front();
+      if (f.token > reached) return;
+      s = std::move(inflight_.front());
+      inflight_.pop_front();
+      last_done_ns_ = now_ns();
+    }
+    apply(s, error);
+    recycle_segment(s.token);
+    error = nullptr;
+    std::lock_guard lk(mu_);
+    cv_.notify_all();
+  }
+}
+
+// Waits for segment `token`; returns an error if the device failed (a fatal one: later work fails too).
+std::shared_ptr<std::string> CommandProcessor::wait_device(uint64_t token) {
+  for (;;) {
+    std::string error;
+    if (wait_segment(token, kPoll, error)) return nullptr;
+    // The device's own completion primitive failed: nothing later on the queue can be trusted either.
+    if (!error.empty()) return failure(error, true);
+    if (abandoned_) return nullptr;
+  }
+}
+
+void CommandProcessor::apply(Segment& s, const std::shared_ptr<std::string>& error) {
+  const uint64_t done = now_ns();
+  auto ns_of = [&](uint32_t m) -> uint64_t {
+    if (m == kNoMark || error) return done;
+    const uint64_t t = mark_ns(m);
+    return t ? std::clamp(t, s.submit_ns, done) : done;
+  };
+  for (const Completion& c : s.completions) {
+    switch (c.kind) {
+      case Completion::Signal:
+        if (error)
+          c.signal.fail(*error);
+        else
+          c.signal.device_write(c.value, ns_of(c.marks.start));
+        break;
+      case Completion::Timestamp:
+        if (!error) c.signal.device_timestamp(ns_of(c.marks.start));
+        break;
+      case Completion::Fail: c.signal.fail(c.error ? *c.error : std::string("[submit] failed")); break;
+      case Completion::Profile:
+        if (!error)
+          cfg_.profile({cfg_.device_name, cfg_.queue_name, c.program ? c.program->name() : "copy",
+                        ns_of(c.marks.start), ns_of(c.marks.end), c.value, c.submission, c.at,
+                        c.program ? Transfer::None : Transfer::DeviceToDevice});
+        break;
+      case Completion::Retire: cfg_.retire(c.value, done); break;
+    }
+  }
+}
+
+}  // namespace sluice::hcq

@@ -1,0 +1,240 @@
+#pragma once
+// hcq::CommandProcessor — the runtime side of one hardware queue, written once for every backend that
+// records into a driver's queue (DESIGN.md §4). A backend derives from it and supplies only an encoder
+// (exec, copy, barrier, time marks, a native graph form) and its completion primitive (submit a segment,
+// wait for one, read a mark's time); everything the contract of hcq/queue.h says about waits, failures,
+// completion and retirement lives here:
+//
+// - Submissions run in push order. One thread records at a time: the pusher itself when the queue is
+//   idle and every wait of the submission is already met (the fast path), else the queue's worker
+//   thread, which takes submissions from a FIFO.
+// - Packets are walked once (packet::each). A met wait costs nothing; a wait the backend can put on the
+//   device (encode_wait) stays there; any other wait submits what was recorded so far and blocks the
+//   worker on the host until the signal reaches the value or fails. After a failed wait (or a command
+//   the backend could not record) the rest of the submission is skipped and every signal it would have
+//   written fails with that error; the submission still retires in order.
+// - Recorded work goes to the device in segments (submit_segment). Each segment carries its completion
+//   list: signal writes, timestamps, failures, profile records and the timeline retirement, in record
+//   order. The completion thread waits for the oldest segment (wait_segment) and applies its list in
+//   that order, with every time read from the segment's marks and clamped into the window in which the
+//   host saw the segment run ([submit, done]): a calibration error never puts a device time before the
+//   submit or after the host saw it done. A signal recorded before a timestamp of the same signal keeps
+//   the timestamp's time, on every backend.
+// - A host thread waiting on a signal a segment writes may wait for that segment itself (wait_for,
+//   Device::wait_in_driver) and apply it, so it wakes straight from the driver.
+// - Bounded: at most Config::max_segments segments in flight; recording the next waits for one to
+//   retire, so a caller that never waits holds bounded memory.
+// - status() describes the queue for Device::explain_stall (queue_status.h); abandon() gives a hung
+//   queue up (its threads stop touching signals and the timeline); close()/shutdown() end it without a
+//   hang (a host wait nobody can meet any more fails, a GPU that does not finish within the hang timeout
+//   ends the drain).
+// - A backend error the backend calls fatal (a lost device, a sticky fault) fails the work in flight and
+//   every later submission with that error; the queue keeps retiring, so no wait hangs.
+//
+// Signal lifetime (signal.h): push() takes a SignalRef to every signal the submission names; the
+// threads use only those, so a signal destroyed while its submission is pending is never touched.
+//
+// Threading: push() under the device's submit lock of this queue; status(), abandon(), wait_for(),
+// quiet(), close(), forget_graph() from any thread; shutdown() from one thread at a time. A derived class
+// calls start() last in its constructor and shutdown() first in its destructor.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hcq/profile.h"
+#include "hcq/queue.h"
+#include "hcq/queue_status.h"
+#include "hcq/signal.h"
+
+namespace sluice::hcq {
+
+class CommandProcessor {
+ public:
+  struct Config {
+    std::string device_name, queue_name;  // "VULKAN", "compute:0"
+    std::function<bool()> profiling;
+    std::function<void(ProfileRecord)> profile;
+    std::function<void(uint64_t value, uint64_t ns)> retire;  // submission `value` is done (Device::retire)
+    std::function<std::chrono::nanoseconds()> hang_timeout;   // the device's (device.h)
+    // Every queue of the device is quiet() (below): nothing of it can write a signal without the host.
+    std::function<bool()> settled;
+    size_t max_segments = 1024;
+  };
+
+  virtual ~CommandProcessor();
+  CommandProcessor(const CommandProcessor&) = delete;
+  CommandProcessor& operator=(const CommandProcessor&) = delete;
+
+  // Submission `timeline_value` (its packets); `graph`: the hcq::Graph it replays (its id,
+  // Device::submit_graph), 0 for none.
+  void push(std::span<const uint64_t> words, uint64_t timeline_value, uint64_t graph);
+  // The hcq::Graph is gone: the recording thread drops its native form (drop_graph) before it next records.
+  void forget_graph(uint64_t graph);
+  QueueStatus status();  // token: the oldest unfinished segment
+  // Marks the queue abandoned if segment `token` is still the oldest unfinished one; its threads stop
+  // touching signals and the timeline. Returns false if that segment finished meanwhile.
+  bool abandon(uint64_t token);
+  // After abandon(): every signal the queue's unfinished work would have written.
+  std::vector<SignalRef> dropped_signals();
+  // If a submitted segment writes `s` >= `value` (or retires timeline value `timeline_value`, when
+  // non-zero), waits for it on the calling thread (until `deadline` at most) and applies what finished.
+  // Never throws.
+  void wait_for(const Signal& s, uint64_t value, uint64_t timeline_value, Clock::time_point deadline);
+  // Device destruction (never a hang), in two steps so that every queue of the device closes before any
+  // drains (a wait on one may be met by another's work):
+  // - close(): from now on a host wait of the worker gives up once its signal is not reached and the
+  //   device is settled (Config::settled): only the host could still write it, and a destructor does not
+  //   wait for the host. The submission fails as a failed wait does, with `[~Device] VULKAN was
+  //   destroyed while compute:0 waited for signal '<name>' to reach <v>`.
+  // - shutdown(): drains the queue and stops its threads. A segment the device keeps for longer than the
+  //   hang timeout ends the drain: the queue's unfinished signals fail, and shutdown() returns false (the
+  //   backend then leaves what the device may still use alive). Repeated calls return the first answer.
+  void close();
+  bool shutdown();
+  // Nothing on this queue progresses without the host: no segment in flight, and the worker idle or
+  // blocked on a signal that is not reached. Takes only this queue's lock.
+  bool quiet();
+
+ protected:
+  explicit CommandProcessor(Config cfg);
+  void start();  // starts the worker and completion threads
+
+  static constexpr uint32_t kNoMark = UINT32_MAX;
+  struct Marks {  // a profiled command's start and end
+    uint32_t start = kNoMark, end = kNoMark;
+  };
+
+  // --- The encoder: called by the recording thread only. Each records into the open segment, which
+  // the backend begins on its first command. They throw on failure (the submission's rest is skipped).
+  // `timing`: non-null while profiling; the backend sets marks around the command where it has them.
+  virtual void encode_exec(const packet::ExecView& e, Marks* timing) = 0;
+  virtual void encode_copy(uint64_t dst, uint64_t src, uint64_t size, Marks* timing) = 0;
+  virtual void encode_barrier() = 0;
+  // A time mark at this point for a signal or timestamp; kNoMark: its time is when the segment is seen
+  // done.
+  virtual uint32_t encode_mark() { return kNoMark; }
+  // A wait the device itself can hold (true: recorded; false: the processor holds it on the host).
+  virtual bool encode_wait(const SignalRef& s, uint64_t value) {
+    (void)s, (void)value;
+    return false;
+  }
+  // Records the whole replay of hcq::Graph `graph` (its packets `words`) in the backend's native graph
+  // form; false: the packets are recorded one by one. `programs`: the kernels it runs (status()).
+  virtual bool encode_graph(uint64_t graph, std::span<const uint64_t> words,
+                            std::vector<const Program*>& programs) {
+    (void)graph, (void)words, (void)programs;
+    return false;
+  }
+  virtual void drop_graph(uint64_t graph) { (void)graph; }
+  // Submits the open segment (possibly empty: then it only marks a completion point) and returns its
+  // token: > 0, increasing. Throws on failure; then discard_segment() follows.
+  virtual uint64_t submit_segment() = 0;
+  // The open segment will not run (a command failed, or submit_segment threw): its commands and marks
+  // are void. It still completes in order, as a segment that was never submitted (token 0).
+  virtual void discard_segment() = 0;
+  // Whether error `e` (thrown by the encoder, or returned by wait_segment) leaves the queue unusable.
+  virtual bool fatal(const std::string& e) const {
+    (void)e;
+    return false;
+  }
+
+  // --- Completion: the completion thread, or a host thread in wait_for (one at a time per segment).
+  // Waits up to `slice` for segment `token` to finish: true when it did; an error string fails it.
+  virtual bool wait_segment(uint64_t token, std::chrono::nanoseconds slice, std::string& error) = 0;
+  // The newest token known finished (later segments may be done when an earlier one is seen).
+  virtual uint64_t finished_segment() = 0;
+  // Host-clock ns of mark `m` of a finished segment; 0: unknown (the done time is used).
+  virtual uint64_t mark_ns(uint32_t m) {
+    (void)m;
+    return 0;
+  }
+  // Segment `token` (0: a discarded one) was applied: its resources may be reused. In segment order.
+  virtual void recycle_segment(uint64_t token) = 0;
+
+  // For the encoder: submit what was recorded so far (it needs room, e.g. for marks); may block while
+  // max_segments are in flight. Recording thread only.
+  void flush();
+  bool abandoned() const { return abandoned_.load(); }
+  const Config& config() const { return cfg_; }
+  uint64_t last_submitted() const { return submitted_; }  // recording thread only
+
+ private:
+  struct Completion {
+    enum Kind : uint8_t { Signal, Timestamp, Fail, Profile, Retire };
+    explicit Completion(Kind k, SignalRef s = {}, uint64_t v = 0) : kind(k), signal(std::move(s)), value(v) {}
+    Kind kind;
+    SignalRef signal;                    // Signal, Timestamp, Fail
+    uint64_t value = 0;                  // Signal, Retire: the value; Profile: bytes
+    Marks marks;                         // Signal, Timestamp: start; Profile: both
+    const Program* program = nullptr;    // Profile: null for a copy
+    std::shared_ptr<std::string> error;  // Fail
+    uint64_t submission = 0;             // Profile: the command's timeline value and packet offset
+    uint32_t at = 0;
+  };
+  struct Segment {
+    uint64_t token = 0;  // 0: never submitted (applied once the one before it is)
+    uint64_t submit_ns = 0;
+    std::vector<Completion> completions;
+    std::vector<const Program*> programs;
+  };
+  struct Submission {
+    std::vector<uint64_t> words;
+    uint64_t tv;
+    SubmissionSignals signals;  // referenced at push, while the caller kept them alive
+    uint64_t graph;
+  };
+
+  static bool ready(std::span<const uint64_t> words);
+  void work();
+  void process(std::span<const uint64_t> words, uint64_t tv, const SubmissionSignals& signals,
+               uint64_t graph);
+  std::shared_ptr<std::string> host_wait(const SignalRef& s, uint64_t v);
+  void profiled(Marks timing, const Program* program, uint64_t bytes);  // a Profile completion
+  // An error that fails a submission; a fatal() or `sticky` one fails every later one too.
+  std::shared_ptr<std::string> failure(const std::string& e, bool sticky = false);
+  void seal();  // hands the open segment to the completion thread (token set)
+  void complete();
+  void drain(uint64_t reached, std::shared_ptr<std::string> error);
+  std::shared_ptr<std::string> wait_device(uint64_t token);
+  void apply(Segment& s, const std::shared_ptr<std::string>& error);
+  void notify_all();
+
+  Config cfg_;
+  // Recording state: touched only by the thread that holds busy_.
+  Segment cur_;
+  bool open_ = false;       // cur_ has commands the backend recorded
+  uint64_t submitted_ = 0;  // the token of the last submitted segment
+  uint64_t tv_ = 0;         // the packet being recorded: its submission's timeline value, its offset
+  uint32_t at_ = 0;
+
+  std::mutex mu_;  // everything below
+  // Each waiter has its own condition variable, so a notification wakes only the thread it is for.
+  std::condition_variable work_cv_;  // the worker: fifo_, busy_, stop_, abandoned_
+  std::condition_variable done_cv_;  // the completion thread: inflight_, stop_, abandoned_
+  std::condition_variable cv_;       // the rest: segments freed, the queue drained (shutdown)
+  std::deque<Submission> fifo_;
+  std::vector<uint64_t> forgotten_;  // hcq::Graphs destroyed, for the recording thread to drop
+  bool busy_ = false, stop_ = false;
+  std::atomic<bool> abandoned_{false};
+  std::atomic<bool> closing_{false};  // close(): host waits give up once the device is settled
+  bool started_ = false;
+  bool shut_ = false, clean_ = true;  // shutdown() ran; its answer (one thread at a time)
+  SignalRef waiting_on_;
+  uint64_t waiting_for_ = 0;
+  std::deque<Segment> inflight_;
+  std::shared_ptr<std::string> lost_;  // set once a fatal error happened: later work fails with it
+  uint64_t last_done_ns_ = 0;
+  std::mutex complete_mu_;  // held while applying finished segments (drain)
+  std::thread worker_, completer_;
+};
+
+}  // namespace sluice::hcq
