@@ -162,7 +162,23 @@ void CommandProcessor::wait_for(const Signal& s, uint64_t v, uint64_t tv, Clock:
     if (now >= deadline || abandoned_ || s.failed()) return;
     std::string error;
     if (wait_segment(target, std::min<Clock::duration>(deadline - now, kPoll), error)) break;
-    if (!error.empty()) return;  // the completion thread sees the failure and reports it
+    if (!error.empty()) {
+      // The device failed under this thread: it applies the failure, as the completion thread would (a
+      // driver may report a fault to one query only).
+      auto err = failure(error, true);
+      std::lock_guard c(complete_mu_);
+      uint64_t front = 0;
+      {
+        std::lock_guard lk(mu_);
+        for (const Segment& seg : inflight_)
+          if (seg.token) {
+            front = seg.token;
+            break;
+          }
+      }
+      if (front && front <= target) drain(front, err);
+      return;
+    }
   }
   std::lock_guard c(complete_mu_);
   drain(target, nullptr);
@@ -275,9 +291,10 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
         }
         case pk::Signal:
         case pk::Timestamp: {
-          Completion c(r.op == pk::Signal ? Completion::Signal : Completion::Timestamp, signals.at(r.at),
-                       r.op == pk::Signal ? p[2] : 0);
-          c.marks.start = encode_mark();
+          const bool write = r.op == pk::Signal;
+          Completion c(write ? Completion::Signal : Completion::Timestamp, signals.at(r.at),
+                       write ? p[2] : 0);
+          c.marks.start = write ? encode_signal(c.signal, c.value) : encode_mark();
           open_ |= c.marks.start != kNoMark;
           cur_.completions.push_back(std::move(c));
           break;
@@ -408,8 +425,8 @@ void CommandProcessor::complete() {
 }
 
 // Applies the segments at the front of inflight_ that are done: token <= `reached` (0: a segment that
-// was never submitted). `error` (the wait for `reached` failed) fails the front one. Called with
-// complete_mu_ held.
+// was never submitted). `error` (the wait for `reached` failed) fails the first submitted one. Called
+// with complete_mu_ held.
 void CommandProcessor::drain(uint64_t reached, std::shared_ptr<std::string> error) {
   for (;;) {
     Segment s;
@@ -422,9 +439,10 @@ void CommandProcessor::drain(uint64_t reached, std::shared_ptr<std::string> erro
       inflight_.pop_front();
       last_done_ns_ = now_ns();
     }
-    apply(s, error);
+    // `error` is the failure of the first segment that was submitted; one never submitted has none.
+    apply(s, s.token ? error : nullptr);
     recycle_segment(s.token);
-    error = nullptr;
+    if (s.token) error = nullptr;
     std::lock_guard lk(mu_);
     cv_.notify_all();
   }

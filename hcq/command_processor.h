@@ -122,6 +122,12 @@ class CommandProcessor {
   // A time mark at this point for a signal or timestamp; kNoMark: its time is when the segment is seen
   // done.
   virtual uint32_t encode_mark() { return kNoMark; }
+  // The same for signal(s, value), where a backend also writes the value on the device (a word other
+  // work of the device awaits: encode_wait).
+  virtual uint32_t encode_signal(const SignalRef& s, uint64_t value) {
+    (void)s, (void)value;
+    return encode_mark();
+  }
   // A wait the device itself can hold (true: recorded; false: the processor holds it on the host).
   virtual bool encode_wait(const SignalRef& s, uint64_t value) {
     (void)s, (void)value;
@@ -165,6 +171,7 @@ class CommandProcessor {
   void flush();
   bool abandoned() const { return abandoned_.load(); }
   const Config& config() const { return cfg_; }
+  uint64_t submission() const { return tv_; }  // the timeline value of the submission being recorded
   uint64_t last_submitted() const { return submitted_; }  // recording thread only
 
  private:

@@ -1,32 +1,27 @@
 #include "backends/cuda/queue.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
-#include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <unordered_map>
 
 #include "backends/cuda/allocator.h"
 #include "backends/cuda/graph.h"
 #include "backends/cuda/program.h"
+#include "hcq/command_processor.h"
 #include "hcq/error.h"
-#include "hcq/queue_status.h"
 
 namespace sluice::cuda {
 namespace {
 
 namespace pk = hcq::packet;
-using hcq::ms;
-using hcq::Signal;
 using hcq::SignalRef;
 
 constexpr int kCompute = 0, kCopy = 1;
 const char* const kQueueNames[2] = {"compute:0", "copy:0"};
-// The completion thread spins this long after its last progress (a kernel round trip is microseconds),
-// then sleeps for growing intervals up to kMaxSleep (submit wakes it at once).
+// A wait for a stream's event spins this long (a kernel round trip is microseconds), then sleeps for
+// growing intervals up to kMaxSleep.
 constexpr auto kSpin = std::chrono::microseconds(200);
 constexpr auto kMaxSleep = std::chrono::microseconds(1000);
 // Event times are float milliseconds from the calibration event: moving the calibration forward every
@@ -72,44 +67,6 @@ class WordPool {
   std::vector<Word> free_;
 };
 
-// One submission, from submit to retirement.
-struct Submission {
-  uint64_t value = 0;  // its timeline value; 0 for the part before a held wait (advance_held)
-  uint64_t whole = 0;  // for profile records: the timeline value of the submission it is (a part of),
-  size_t base = 0;     // and the word offset of words[0] in that submission's words
-  uint64_t submitted_ns = 0;
-  std::vector<uint64_t> words;  // its packets, until enqueued
-  // The packets' signals, referenced at submit and shared by its parts: the Signals may be gone before
-  // the submission is enqueued or retired (hcq/signal.h), so its packets' addresses are never read.
-  std::shared_ptr<const hcq::SubmissionSignals> signals;
-  // A signal write, or a timestamp (stamp: the value is unused), with the event after it. They apply in
-  // record order, so a timestamp recorded after a write of the same signal is the time it keeps.
-  struct Write {
-    SignalRef s;
-    uint64_t v;
-    CUevent ev;
-    bool stamp = false;
-  };
-  struct Timed {
-    std::string name;
-    uint64_t bytes;
-    CUevent start, end;
-    uint32_t at;  // the packet's word offset in the submission
-  };
-  std::vector<Write> writes;
-  std::vector<Timed> timed;
-  std::vector<SignalRef> word_waits;  // signals whose device word a stream wait of this submission reads
-  CUevent end = nullptr;              // recorded after its last command; null: nothing to wait for
-  bool end_shared = false;            // end is the event of its last signal or timestamp
-  std::string kernel;                 // its first kernel, for stall and fault messages
-  uint64_t graph = 0;                 // the hcq::Graph it replays (its id), 0: none
-  std::string error;                  // non-empty: skipped or failed; its signals fail with this
-
-  // The signal of the packet at p (one of words).
-  const SignalRef& signal(const uint64_t* p) const { return signals->at(base + size_t(p - words.data())); }
-};
-using SubmissionPtr = std::unique_ptr<Submission>;
-
 // A signal that this device's streams write: the largest value written, the event after that write,
 // its device word, and how many in-flight writes and stream waits use the entry.
 struct Producer {
@@ -121,549 +78,479 @@ struct Producer {
   int writes = 0, waits = 0;
 };
 
-struct Queue {
-  CUstream stream = nullptr;
-  std::deque<SubmissionPtr> held;      // waiting on the host for a wait to be met, oldest first
-  std::deque<SubmissionPtr> inflight;  // on the stream, oldest first
-  uint64_t front_since = 0;            // host time the oldest in-flight submission became the oldest
+// What the two streams of a device share, under `mu`: the event pool, the signals they write (so a wait
+// on one stays on the GPU), the device words, the driver graphs and the calibration of event times.
+struct Shared {
+  Shared(const Driver& d, CUcontext c, std::string n) : drv(d), ctx(c), name(std::move(n)) {}
+  const Driver& drv;
+  CUcontext ctx;
+  std::string name;
+  bool memops = false;
+
+  std::mutex mu;
+  std::vector<CUevent> pool;
+  std::unordered_map<const void*, Producer> producers;  // by SignalRef::id()
+  std::unique_ptr<WordPool> words;
+  std::unique_ptr<GraphCache> graphs;
+  CUevent base_ev = nullptr;  // the calibration event, and the host time right after it completed
+  uint64_t base_host = 0;
+
+  // Under mu.
+  CUevent event() {
+    if (pool.empty()) {
+      CUevent e = nullptr;
+      SLUICE_DRV("submit", name, drv, event_create, &e, kEventDefault);
+      return e;
+    }
+    CUevent e = pool.back();
+    pool.pop_back();
+    return e;
+  }
+  CUevent record(CUstream stream) {
+    CUevent e = event();
+    if (CUresult r = drv.event_record(e, stream); r != kSuccess) {
+      pool.push_back(e);
+      SLUICE_FAIL(hcq::Error, "submit") << name << ": " << drv.error("event_record", r);
+    }
+    return e;
+  }
+  // Host-clock time of a completed event; 0 when the driver cannot say.
+  uint64_t host_ns(CUevent ev) const {
+    float t = 0;
+    if (drv.event_elapsed_time(&t, base_ev, ev) != kSuccess) return 0;
+    return uint64_t(std::max<int64_t>(1, int64_t(base_host) + int64_t(double(t) * 1e6)));
+  }
+  void release_producer(const SignalRef& sig, bool write) {
+    auto it = producers.find(sig.id());
+    if (it == producers.end()) return;
+    Producer& pr = it->second;
+    --(write ? pr.writes : pr.waits);
+    if (pr.writes > 0 || pr.waits > 0) return;
+    if (pr.has_word && !pr.leaked) words->put(pr.word);
+    producers.erase(it);
+  }
+};
+
+// One hardware queue: a stream, as the encoder and completion primitive of hcq's command processor.
+class StreamQueue final : public hcq::CommandProcessor {
+  using Marks = hcq::CommandProcessor::Marks;
+
+ public:
+  StreamQueue(Shared& sh, Config cfg, bool compute)
+      : hcq::CommandProcessor(std::move(cfg)), sh_(sh), compute_(compute) {
+    make_current(sh_.drv, sh_.ctx);
+    SLUICE_DRV("open_device", sh_.name, sh_.drv, stream_create, &stream_, kStreamNonBlocking);
+    start();
+  }
+
+  ~StreamQueue() override {
+    const bool clean = shutdown();
+    std::lock_guard lk(sh_.mu);
+    for (Segment& s : segs_) {  // abandoned work: never reused, its device words neither
+      leak(s);
+      for (CUevent e : s.events) sh_.drv.event_destroy(e);
+    }
+    // A stream whose work did not finish is left alone, not destroyed: some drivers block in stream
+    // destruction until the stream's work is done, which may be never.
+    if (clean) sh_.drv.stream_destroy(stream_);
+  }
+
+  CUstream stream() const { return stream_; }
+
+ private:
+  // What a segment holds until it was applied.
+  struct Segment {
+    uint64_t token = 0;
+    uint64_t submission = 0;            // the timeline value of its first submission (fault messages)
+    std::string kernel;                 // its first kernel
+    std::vector<CUevent> events;        // every event it recorded (marks included), back to the pool
+    std::vector<uint32_t> marks;        // its marks, erased from marks_ when it is recycled
+    std::vector<SignalRef> writes;      // signals it writes (producers)
+    std::vector<SignalRef> word_waits;  // signals whose device word a stream wait of it reads
+    CUevent end = nullptr;
+  };
+
+  // --- The encoder (the recording thread) ---
+
+  void encode_exec(const pk::ExecView& e, Marks* timing) override {
+    make_current(sh_.drv, sh_.ctx);
+    vars_.resize(e.nvars);
+    for (uint32_t i = 0; i < e.nvars; ++i) vars_[i] = e.var(i);
+    args_.pack(e.bufs, e.nbufs, vars_.data(), e.nvars);
+    opened();
+    if (cur_.kernel.empty()) cur_.kernel = e.program->name();
+    if (timing) timing->start = mark();
+    SLUICE_DRV("exec", sh_.name, sh_.drv, launch_kernel, function(*e.program), e.global.x, e.global.y,
+               e.global.z, e.local.x, e.local.y, e.local.z, 0, stream_, args_.params(), nullptr);
+    if (timing) timing->end = mark();
+    last_ = nullptr;
+  }
+
+  void encode_copy(uint64_t dst, uint64_t src, uint64_t size, Marks* timing) override {
+    make_current(sh_.drv, sh_.ctx);
+    opened();
+    if (timing) timing->start = mark();
+    SLUICE_DRV("copy", sh_.name, sh_.drv, memcpy_async, dst, src, size, stream_);
+    if (timing) timing->end = mark();
+    last_ = nullptr;
+  }
+
+  void encode_barrier() override {}  // a stream runs its commands one after another
+
+  uint32_t encode_mark() override {
+    make_current(sh_.drv, sh_.ctx);
+    opened();
+    return mark();
+  }
+
+  // A write other streams of the device may await: with memory operations, the value goes into the
+  // signal's device word; the event after it orders the waits the driver's scheduler sees.
+  uint32_t encode_signal(const SignalRef& s, uint64_t v) override {
+    make_current(sh_.drv, sh_.ctx);
+    opened();
+    {
+      std::lock_guard lk(sh_.mu);
+      Producer& pr = sh_.producers[s.id()];
+      pr.signal = s;
+      if (sh_.memops && !pr.has_word) {
+        pr.word = sh_.words->get();
+        pr.has_word = true;
+      }
+      // A smaller value than one already written would only move the word back.
+      if (pr.has_word && v > pr.max)
+        SLUICE_DRV("submit", sh_.name, sh_.drv, stream_write_value64, stream_, pr.word.dev, v,
+                   kWriteValueDefault);
+      ++pr.writes;
+      cur_.writes.push_back(s);
+    }
+    const uint32_t m = mark();
+    std::lock_guard lk(sh_.mu);
+    Producer& pr = sh_.producers[s.id()];
+    if (v >= pr.max) pr.max = v, pr.event = last_;
+    return m;
+  }
+
+  // A wait on a signal one of this device's streams has a pending write of at least v for: the event
+  // wait is the order the driver's scheduler sees (one made by memory operations alone may deadlock, as
+  // cuStreamWaitValue64's documentation warns), and with memory operations the stream also awaits the
+  // word itself. Anything else (a host set(), another device) is held on the host.
+  bool encode_wait(const SignalRef& s, uint64_t v) override {
+    make_current(sh_.drv, sh_.ctx);
+    std::lock_guard lk(sh_.mu);
+    auto it = sh_.producers.find(s.id());
+    if (it == sh_.producers.end() || it->second.max < v) return false;
+    Producer& pr = it->second;
+    opened();
+    SLUICE_DRV("submit", sh_.name, sh_.drv, stream_wait_event, stream_, pr.event, 0);
+    if (pr.has_word) {
+      SLUICE_DRV("submit", sh_.name, sh_.drv, stream_wait_value64, stream_, pr.word.dev, v, kWaitValueGeq);
+      ++pr.waits;
+      cur_.word_waits.push_back(s);
+    }
+    last_ = nullptr;
+    return true;
+  }
+
+  bool encode_graph(uint64_t graph, std::span<const uint64_t> words,
+                    std::vector<const hcq::Program*>& programs) override {
+    if (!compute_ || !sh_.drv.has_graphs()) return false;
+    make_current(sh_.drv, sh_.ctx);
+    {
+      std::lock_guard lk(sh_.mu);
+      if (!sh_.graphs->launch(graph, words, stream_)) return false;
+    }
+    opened();
+    for (pk::Ref r : pk::each(words))
+      if (r.op == pk::Exec) programs.push_back(pk::ExecView(r.p).program);
+    if (!programs.empty() && cur_.kernel.empty()) cur_.kernel = programs.front()->name();
+    last_ = nullptr;
+    return true;
+  }
+  void drop_graph(uint64_t) override {}  // the device drops driver graphs itself (forget_graph)
+
+  uint64_t submit_segment() override {
+    Segment s = std::move(cur_);
+    cur_ = Segment{};
+    s.token = ++tokens_;
+    // A segment that ends in a signal or timestamp (the usual exec + signal) needs no event of its own.
+    CUevent end = last_;
+    last_ = nullptr;
+    std::lock_guard lk(sh_.mu);
+    segs_.push_back(std::move(s));  // first in line for recycle_segment, whether or not the record works
+    if (!end) {
+      make_current(sh_.drv, sh_.ctx);
+      end = sh_.record(stream_);
+      segs_.back().events.push_back(end);
+    }
+    segs_.back().end = end;
+    return segs_.back().token;
+  }
+
+  // What was put on the stream runs; nothing is taken back. The segment completes as usual.
+  void discard_segment() override { last_ = nullptr; }
+
+  // --- Completion ---
+
+  bool wait_segment(uint64_t token, std::chrono::nanoseconds slice, std::string& error) override {
+    CUevent end = nullptr;
+    uint64_t submission = 0;
+    std::string kernel;
+    {
+      std::lock_guard lk(sh_.mu);
+      for (const Segment& s : segs_)
+        if (s.token == token) {
+          end = s.end, submission = s.submission, kernel = s.kernel;
+          break;
+        }
+    }
+    if (!end) return true;  // recycled: it finished
+    try {
+      make_current(sh_.drv, sh_.ctx);
+    } catch (const hcq::Error& e) {
+      error = e.what();
+      return false;
+    }
+    const auto start = hcq::Clock::now(), until = start + slice;
+    auto sleep = std::chrono::microseconds(10);
+    for (;;) {
+      const CUresult r = sh_.drv.event_query(end);
+      if (r == kSuccess) return true;
+      if (r != kNotReady) {
+        // A kernel fault is sticky in a driver context: every later query fails too.
+        error = "[exec] " + sh_.name + ": kernel fault in submission " + std::to_string(submission) +
+                (kernel.empty() ? "" : " (kernel '" + kernel + "' on " + config().queue_name + ")") + ": " +
+                sh_.drv.error("event_query", r);
+        return false;
+      }
+      const auto now = hcq::Clock::now();
+      if (now >= until) return false;
+      if (now - start < kSpin) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::min<hcq::Clock::duration>(sleep, until - now));
+        sleep = std::min(sleep * 2, std::chrono::duration_cast<std::chrono::microseconds>(kMaxSleep));
+      }
+    }
+  }
+
+  uint64_t finished_segment() override { return 0; }  // each segment's end event is asked on its own
+
+  uint64_t mark_ns(uint32_t m) override {
+    std::lock_guard lk(sh_.mu);
+    auto it = marks_.find(m);
+    return it == marks_.end() ? 0 : sh_.host_ns(it->second);
+  }
+
+  void recycle_segment(uint64_t) override {
+    std::lock_guard lk(sh_.mu);
+    Segment s = std::move(segs_.front());
+    segs_.pop_front();
+    for (uint32_t m : s.marks) marks_.erase(m);
+    for (const SignalRef& sig : s.writes) sh_.release_producer(sig, true);
+    for (const SignalRef& sig : s.word_waits) sh_.release_producer(sig, false);
+    // Now and then the calibration moves to this segment's end, so event times stay small floats.
+    CUevent keep = nullptr;
+    if (s.end && hcq::now_ns() - sh_.base_host > kRebaseNs && sh_.drv.event_query(s.end) == kSuccess) {
+      if (const uint64_t t = sh_.host_ns(s.end)) {
+        sh_.pool.push_back(sh_.base_ev);
+        sh_.base_ev = keep = s.end, sh_.base_host = t;
+      }
+    }
+    for (CUevent e : s.events)
+      if (e != keep) sh_.pool.push_back(e);
+  }
+
+  // --- Helpers (the recording thread) ---
+
+  void opened() {
+    if (!cur_.submission) cur_.submission = submission();
+  }
+  // An event recorded on the stream at this point, as a mark of the open segment.
+  uint32_t mark() {
+    std::lock_guard lk(sh_.mu);
+    CUevent e = sh_.record(stream_);
+    cur_.events.push_back(e);
+    uint32_t m = next_mark_++;
+    if (next_mark_ == kNoMark) next_mark_ = 0;
+    marks_[m] = e;
+    cur_.marks.push_back(m);
+    last_ = e;
+    return m;
+  }
+  // Under sh_.mu: a segment that will never retire normally: its device words are never reused (the GPU
+  // may still write or await them).
+  void leak(const Segment& s) {
+    for (const SignalRef& sig : s.writes) {
+      if (auto it = sh_.producers.find(sig.id()); it != sh_.producers.end()) it->second.leaked = true;
+      sh_.release_producer(sig, true);
+    }
+    for (const SignalRef& sig : s.word_waits) {
+      if (auto it = sh_.producers.find(sig.id()); it != sh_.producers.end()) it->second.leaked = true;
+      sh_.release_producer(sig, false);
+    }
+  }
+
+  Shared& sh_;
+  const bool compute_;
+  CUstream stream_ = nullptr;
+  // Recording state.
+  Segment cur_;
+  CUevent last_ = nullptr;  // the event the last command recorded, if it recorded one
+  uint64_t tokens_ = 0;
+  std::vector<int32_t> vars_;
+  KernelParams args_;
+  // Under sh_.mu.
+  std::deque<Segment> segs_;  // handed to the processor, oldest first
+  std::unordered_map<uint32_t, CUevent> marks_;
+  uint32_t next_mark_ = 0;
 };
 
 class Device final : public hcq::Device {
  public:
   Device(DeviceSpec spec, CUcontext ctx)
       : hcq::Device(spec.name, 1, 1),
-        drv_(*spec.drv),
         cudev_(spec.device),
-        ctx_(ctx),
         props_(std::move(spec.props)),
-        words_(std::make_unique<WordPool>(drv_, spec.name)),
-        graphs_(std::make_unique<GraphCache>(drv_, spec.name)) {
-    make_current(drv_, ctx_);
+        sh_(*spec.drv, ctx, spec.name) {
+    const Driver& drv = sh_.drv;
+    make_current(drv, ctx);
     int memops = 0;
-    if (drv_.has_stream_mem_ops() &&
-        drv_.device_get_attribute(&memops, kCanUse64BitStreamMemOps, cudev_) != kSuccess)
+    if (drv.has_stream_mem_ops() &&
+        drv.device_get_attribute(&memops, kCanUse64BitStreamMemOps, cudev_) != kSuccess)
       memops = 0;
-    memops_ = memops != 0;
-    for (Queue& q : queues_)
-      SLUICE_DRV("open_device", name(), drv_, stream_create, &q.stream, kStreamNonBlocking);
-    // The calibration event: its host time is taken right after the host saw it complete.
-    base_ev_ = event();
-    SLUICE_DRV("open_device", name(), drv_, event_record, base_ev_, queues_[kCompute].stream);
-    SLUICE_DRV("open_device", name(), drv_, event_synchronize, base_ev_);
-    base_host_ = hcq::now_ns();
-    allocator_ = make_allocator(*this, drv_, ctx_);
+    sh_.memops = memops != 0;
+    sh_.words = std::make_unique<WordPool>(drv, spec.name);
+    sh_.graphs = std::make_unique<GraphCache>(drv, spec.name);
+    allocator_ = make_allocator(*this, drv, ctx);
     compiler_ = spec.make_compiler();
-    thread_ = std::thread([this] { run(); });
+    for (int k : {kCompute, kCopy}) queues_[k] = start_queue(k), live_[k] = queues_[k].get();
+    // The calibration event: its host time is taken right after the host saw it complete.
+    std::lock_guard lk(sh_.mu);
+    sh_.base_ev = sh_.event();
+    SLUICE_DRV("open_device", name(), drv, event_record, sh_.base_ev, queues_[kCompute]->stream());
+    SLUICE_DRV("open_device", name(), drv, event_synchronize, sh_.base_ev);
+    sh_.base_host = hcq::now_ns();
   }
 
   ~Device() override {
+    const Driver& drv = sh_.drv;
     {
-      std::lock_guard lk(mu_);
-      closing_ = true;
+      std::lock_guard reset(reset_mu_);
+      // Every queue closes before any drains: a wait on one may be met by the other's work.
+      for (auto& q : queues_) q->close();
+      for (auto& q : queues_) q->shutdown();
+      for (auto& q : graveyard_) q->shutdown();
     }
-    cv_.notify_all();
     try {
-      synchronize();
-    } catch (const hcq::Error&) {  // a fault or a hang: nothing left to wait for
-    }
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-    make_current(drv_, ctx_);
+      make_current(drv, sh_.ctx);
+    } catch (const hcq::Error&) {}
+    for (auto& q : queues_) q.reset();
+    graveyard_.clear();
     allocator_.reset();  // before the context goes
-    for (Queue& q : queues_) drv_.stream_destroy(q.stream);
-    for (CUevent e : pool_) drv_.event_destroy(e);
-    drv_.event_destroy(base_ev_);
-    graphs_.reset();  // driver objects go while their context is alive
-    words_.reset();
-    drv_.primary_ctx_release(cudev_);
+    for (CUevent e : sh_.pool) drv.event_destroy(e);
+    drv.event_destroy(sh_.base_ev);
+    sh_.graphs.reset();  // driver objects go while their context is alive
+    sh_.words.reset();
+    drv.primary_ctx_release(cudev_);
   }
 
-  bool memops() const { return memops_; }
+  bool memops() const { return sh_.memops; }
   std::string graph_status() {
-    std::lock_guard lk(mu_);
-    if (!drv_.has_graphs()) return drv_.api + " driver without graph entry points";
-    return graphs_->disabled();
+    std::lock_guard lk(sh_.mu);
+    if (!sh_.drv.has_graphs()) return sh_.drv.api + " driver without graph entry points";
+    return sh_.graphs->disabled();
   }
 
   std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary& binary,
                                              hcq::KernelLayout layout) override {
-    return cuda::load_program(*this, drv_, ctx_, name, binary, layout);
+    return cuda::load_program(*this, sh_.drv, sh_.ctx, name, binary, layout);
   }
 
   hcq::Properties properties() const override { return props_; }
 
-  std::string explain_stall(const Signal&, uint64_t) override {
-    std::lock_guard lk(mu_);
-    const uint64_t hang = uint64_t(hang_timeout().count());
+  void wait_in_driver(const hcq::Signal& s, uint64_t value, hcq::Clock::time_point deadline) override {
+    const uint64_t tv = &s == &timeline() ? value : 0;
+    for (int k : {kCompute, kCopy})
+      live_[k].load(std::memory_order_acquire)->wait_for(s, value, tv, deadline);
+  }
+
+  std::string explain_stall(const hcq::Signal&, uint64_t) override {
+    std::lock_guard reset(reset_mu_);
     return hcq::explain_queues(
-        2, [&](size_t k) { return status(int(k)); }, [&](size_t k) { return std::string(kQueueNames[k]); },
-        hang,
+        2, [&](size_t k) { return queues_[k]->status(); },
+        [&](size_t k) { return std::string(kQueueNames[k]); }, uint64_t(hang_timeout().count()),
         [&](size_t k, const hcq::QueueStatus& st, uint64_t now) {
-          reset_queue(int(k), hcq::hung_message(name(), kQueueNames[k], st, now, hang));
-          return true;
+          return reset_hung_queue(int(k), st, now);
         });
   }
 
- protected:
-  uint64_t do_submit(const hcq::HwQueue& hq) override { return submit_as(hq, 0); }
-  uint64_t do_submit_graph(const hcq::HwQueue& hq, uint64_t graph) override { return submit_as(hq, graph); }
+  bool busy() override {
+    std::lock_guard reset(reset_mu_);
+    for (auto& q : queues_)
+      if (q->status().phase == hcq::QueueStatus::Running) return true;
+    return false;
+  }
 
- public:
   void forget_graph(uint64_t graph) override {
-    std::lock_guard lk(mu_);
+    std::lock_guard lk(sh_.mu);
     try {
-      make_current(drv_, ctx_);  // the graph may be destroyed on any thread
-      graphs_->forget(graph);
+      make_current(sh_.drv, sh_.ctx);  // the graph may be destroyed on any thread
+      sh_.graphs->forget(graph);
     } catch (const hcq::Error&) {  // no context here: the driver's objects stay until the device goes
     }
   }
 
- private:
-  uint64_t submit_as(const hcq::HwQueue& hq, uint64_t graph) {
-    int k = hq.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
-    auto s = std::make_unique<Submission>();
-    s->graph = graph;
-    s->submitted_ns = hcq::now_ns();
-    s->words.assign(hq.packets().begin(), hq.packets().end());
-    s->signals = std::make_shared<const hcq::SubmissionSignals>(hq.packets());
-    std::unique_lock lk(mu_);
-    const uint64_t v = s->value = s->whole = next_timeline_value();
-    Queue& q = queues_[k];
-    if (!fault_.empty()) {
-      s->error = fault_;
-      push_inflight(q, std::move(s));
-    } else {
-      q.held.push_back(std::move(s));
-      advance_held(k);
-    }
-    lk.unlock();
-    cv_.notify_one();
+ protected:
+  uint64_t do_submit(const hcq::HwQueue& q) override { return do_submit_graph(q, 0); }
+  uint64_t do_submit_graph(const hcq::HwQueue& q, uint64_t graph) override {
+    const int k = q.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
+    std::lock_guard lk(submit_mu_[k]);
+    const uint64_t v = next_timeline_value();
+    queues_[k]->push(q.packets(), v, graph);
     return v;
   }
 
-  CUevent event() {
-    if (pool_.empty()) {
-      CUevent e = nullptr;
-      SLUICE_DRV("submit", name(), drv_, event_create, &e, kEventDefault);
-      return e;
-    }
-    CUevent e = pool_.back();
-    pool_.pop_back();
-    return e;
-  }
-  CUevent record(CUstream stream) {
-    CUevent e = event();
-    if (CUresult r = drv_.event_record(e, stream); r != kSuccess) {
-      pool_.push_back(e);
-      SLUICE_FAIL(hcq::Error, "submit") << name() << ": " << drv_.error("event_record", r);
-    }
-    return e;
-  }
-
-  // Where s has to stop for now: the word offset of its first wait that failed or that no stream can
-  // await yet (not met, and no pending write on this device's streams or earlier in s reaches it); npos
-  // when a stream can run all of it.
-  static constexpr size_t npos = size_t(-1);
-  size_t blocking_wait(const Submission& s) const {
-    std::unordered_map<const void*, uint64_t> own;  // s's own writes so far, by SignalRef::id()
-    for (pk::Ref r : pk::each(s.words)) {
-      const uint64_t* p = r.p;
-      if (r.op == pk::Signal) {
-        uint64_t& mine = own[s.signal(p).id()];
-        mine = std::max(mine, p[2]);
-      } else if (r.op == pk::Wait) {
-        const SignalRef& sig = s.signal(p);
-        auto pr = producers_.find(sig.id());
-        auto o = own.find(sig.id());
-        bool runnable =
-            !sig.failed() && (sig.value() >= p[2] || (pr != producers_.end() && pr->second.max >= p[2]) ||
-                              (o != own.end() && o->second >= p[2]));
-        if (!runnable) return r.at;
-      }
-    }
-    return npos;
-  }
-  // Under mu_: what queue k is doing, for explain_stall. The stream's work is timed from when it became
-  // the oldest; a held submission waits for its first wait that no stream can meet yet.
-  hcq::QueueStatus status(int k) const {
-    const Queue& q = queues_[k];
-    hcq::QueueStatus st;
-    if (!q.inflight.empty()) {
-      const Submission& s = *q.inflight.front();
-      st.phase = hcq::QueueStatus::Running;
-      st.kernels = s.kernel.empty() ? "" : "'" + s.kernel + "'";
-      st.since_ns = q.front_since;
-      st.value = s.value;
-    } else if (!q.held.empty()) {
-      const Submission& s = *q.held.front();
-      st.phase = hcq::QueueStatus::Waiting;
-      if (const size_t at = blocking_wait(s); at != npos) {
-        st.signal = s.signal(&s.words[at]);
-        st.value = s.words[at + 2];
-      }
-    }
-    return st;
-  }
-  static std::string describe_wait(const Submission& s, size_t at) {
-    const uint64_t* p = &s.words[at];
-    return "signal '" + s.signal(p).name() + "' to reach " + std::to_string(p[2]);
-  }
-
-  // Puts queue k's held submissions on its stream as far as their waits allow, oldest first. The
-  // commands before a wait that has to be held go now, as a part with no timeline value of its own:
-  // only the commands after a wait are held back (or skipped, when it fails).
-  bool advance_held(int k) {
-    Queue& q = queues_[k];
-    bool progress = false;
-    while (!q.held.empty()) {
-      Submission& s = *q.held.front();
-      size_t cut = blocking_wait(s);
-      if (cut != npos && cut > 0) {
-        auto part = std::make_unique<Submission>();
-        part->submitted_ns = s.submitted_ns;
-        part->whole = s.whole, part->base = s.base, part->signals = s.signals;
-        part->words.assign(s.words.begin(), s.words.begin() + ptrdiff_t(cut));
-        s.words.erase(s.words.begin(), s.words.begin() + ptrdiff_t(cut));
-        s.base += cut;
-        enqueue(k, std::move(part));
-        progress = true;
-        cut = 0;
-      }
-      if (cut != npos && !s.signal(&s.words[cut]).failed()) break;
-      SubmissionPtr whole = std::move(q.held.front());
-      q.held.pop_front();
-      enqueue(k, std::move(whole));  // a failed wait: skipped there, its signals fail
-      progress = true;
-    }
-    return progress;
-  }
-
-  // While the device is destroyed nobody is left to set a host signal: once no stream holds work that
-  // could still advance one, the oldest held wait never completes, and its submission fails instead of
-  // holding the destructor (the work queued behind it still runs).
-  bool give_up_held_wait() {
-    for (Queue& q : queues_)
-      if (!q.inflight.empty()) return false;
-    for (int k : {kCompute, kCopy}) {
-      Queue& q = queues_[k];
-      if (q.held.empty()) continue;
-      Submission& s = *q.held.front();
-      abandon(s, "[~Device] " + name() + " was destroyed while " + kQueueNames[k] + " waited for " +
-                     describe_wait(s, blocking_wait(s)));
-      if (s.value) hcq::Device::retire(s.value, hcq::now_ns());
-      q.held.pop_front();
+ private:
+  std::unique_ptr<StreamQueue> start_queue(int k) {
+    hcq::CommandProcessor::Config c;
+    c.device_name = name();
+    c.queue_name = kQueueNames[k];
+    c.profiling = [this] { return profiling(); };
+    c.profile = [this](hcq::ProfileRecord r) { add_profile(std::move(r)); };
+    c.retire = [this](uint64_t v, uint64_t ns) { retire(v, ns); };
+    c.hang_timeout = [this] { return hang_timeout(); };
+    c.settled = [this] {
+      for (const auto& q : live_)
+        if (!q.load(std::memory_order_acquire)->quiet()) return false;
       return true;
-    }
-    return false;
-  }
-
-  void push_inflight(Queue& q, SubmissionPtr s) {
-    if (q.inflight.empty()) q.front_since = hcq::now_ns();
-    if (s->error.empty()) {  // a failed submission keeps its packets: retire fails the signals they name
-      s->words.clear();
-      s->words.shrink_to_fit();
-    }
-    q.inflight.push_back(std::move(s));
-  }
-
-  // Puts a ready submission on its stream (or skips it when a wait failed).
-  void enqueue(int k, SubmissionPtr s) {
-    Queue& q = queues_[k];
-    for (pk::Ref r : pk::each(s->words)) {
-      if (r.op != pk::Wait || !s->error.empty()) continue;
-      const SignalRef& sig = s->signal(r.p);
-      if (sig.failed()) s->error = sig.error();
-    }
-    if (s->error.empty()) {
-      try {
-        make_current(drv_, ctx_);
-        encode(q, *s);
-      } catch (const hcq::Error& e) {
-        s->error = e.what();  // the part already on the stream runs; the submission's signals fail
-      }
-    }
-    push_inflight(q, std::move(s));
-  }
-
-  void encode(Queue& q, Submission& s) {
-    // A graph's replay runs as its driver graph; one that cannot be built or updated falls back to the
-    // launches below (graph.h).
-    if (s.graph && !profiling() && drv_.has_graphs() && graphs_->launch(s.graph, s.words, q.stream)) {
-      for (pk::Ref r : pk::each(s.words))
-        if (r.op == pk::Exec && s.kernel.empty()) s.kernel = pk::ExecView(r.p).program->name();
-      s.end = record(q.stream);
-      return;
-    }
-    std::vector<int32_t> vars;
-    KernelParams args;
-    CUevent last = nullptr;  // the event recorded by the last command, if that command recorded one
-    for (pk::Ref r : pk::each(s.words)) {
-      const uint64_t* p = r.p;
-      if (r.op != pk::Barrier) last = nullptr;
-      switch (r.op) {
-        case pk::Wait: {
-          const SignalRef& sig = s.signal(p);
-          if (sig.value() >= p[2]) break;
-          Producer& pr = producers_.at(sig.id());  // blocking_wait() saw it
-          // The driver's scheduler does not see an order made by a memory operation alone and may put the
-          // waiting stream ahead of the write on one hardware queue, a deadlock (cuStreamWaitValue64's
-          // documentation): the event wait is that order made visible.
-          SLUICE_DRV("submit", name(), drv_, stream_wait_event, q.stream, pr.event, 0);
-          if (pr.has_word) {
-            SLUICE_DRV("submit", name(), drv_, stream_wait_value64, q.stream, pr.word.dev, p[2],
-                       kWaitValueGeq);
-            ++pr.waits;
-            s.word_waits.push_back(sig);
-          }
-          break;
-        }
-        case pk::Signal: {
-          const SignalRef& sig = s.signal(p);
-          Producer& pr = producers_[sig.id()];
-          pr.signal = sig;
-          if (memops_ && !pr.has_word) {
-            pr.word = words_->get();
-            pr.has_word = true;
-          }
-          // A smaller value than one already written would only move the word back.
-          if (pr.has_word && p[2] > pr.max)
-            SLUICE_DRV("submit", name(), drv_, stream_write_value64, q.stream, pr.word.dev, p[2],
-                       kWriteValueDefault);
-          // The event follows the word's write: once it completed, the word may be reused.
-          CUevent ev = record(q.stream);
-          ++pr.writes;
-          s.writes.push_back({sig, p[2], ev});
-          if (p[2] >= pr.max) pr.max = p[2], pr.event = ev;
-          last = ev;
-          break;
-        }
-        case pk::Timestamp:
-          s.writes.push_back({s.signal(p), 0, record(q.stream), true});
-          last = s.writes.back().ev;
-          break;
-        case pk::Exec: {
-          pk::ExecView e(p);
-          vars.resize(e.nvars);
-          for (uint32_t i = 0; i < e.nvars; ++i) vars[i] = e.var(i);
-          args.pack(e.bufs, e.nbufs, vars.data(), e.nvars);
-          if (s.kernel.empty()) s.kernel = e.program->name();
-          CUevent start = profiling() ? record(q.stream) : nullptr;
-          SLUICE_DRV("exec", name(), drv_, launch_kernel, function(*e.program), e.global.x, e.global.y,
-                     e.global.z, e.local.x, e.local.y, e.local.z, 0, q.stream, args.params(), nullptr);
-          if (start) s.timed.push_back({e.program->name(), 0, start, record(q.stream), at(s, p)});
-          break;
-        }
-        case pk::Copy: {
-          CUevent start = profiling() ? record(q.stream) : nullptr;
-          SLUICE_DRV("copy", name(), drv_, memcpy_async, p[1], p[2], p[3], q.stream);
-          if (start) s.timed.push_back({"copy", p[3], start, record(q.stream), at(s, p)});
-          break;
-        }
-        default: break;  // Barrier: a stream already runs its commands in order
-      }
-    }
-    // A submission that ends in a signal (the usual exec + signal) needs no event of its own.
-    s.end_shared = last != nullptr;
-    s.end = last ? last : record(q.stream);
-  }
-
-  static uint32_t at(const Submission& s, const uint64_t* packet) {
-    return uint32_t(s.base + size_t(packet - s.words.data()));
-  }
-
-  // Host-clock time of a completed event of submission s.
-  uint64_t host_ns(CUevent ev, const Submission& s) const {
-    const uint64_t now = hcq::now_ns();
-    float t = 0;
-    uint64_t at = now;
-    if (drv_.event_elapsed_time(&t, base_ev_, ev) == kSuccess)
-      at = uint64_t(std::max<int64_t>(0, int64_t(base_host_) + int64_t(double(t) * 1e6)));
-    return std::clamp(at, std::min(s.submitted_ns, now), now);
-  }
-
-  void release_producer(const SignalRef& sig, bool write) {
-    auto it = producers_.find(sig.id());
-    if (it == producers_.end()) return;
-    Producer& pr = it->second;
-    --(write ? pr.writes : pr.waits);
-    if (pr.writes > 0 || pr.waits > 0) return;
-    if (pr.has_word && !pr.leaked) words_->put(pr.word);
-    producers_.erase(it);
-  }
-
-  void retire(int k, Submission& s) {
-    if (!s.error.empty()) {
-      for (pk::Ref r : pk::each(s.words))
-        if (r.op == pk::Signal) s.signal(r.p).fail(s.error);
-    } else {
-      for (auto& w : s.writes) {
-        if (w.stamp)
-          w.s.device_timestamp(host_ns(w.ev, s));
-        else
-          w.s.device_write(w.v, host_ns(w.ev, s));
-      }
-      for (auto& t : s.timed)
-        add_profile({name(), kQueueNames[k], t.name, host_ns(t.start, s), host_ns(t.end, s), t.bytes, s.whole,
-                     t.at, t.name == "copy" ? hcq::Transfer::DeviceToDevice : hcq::Transfer::None});
-    }
-    // Now and then the calibration moves to this submission's end, so event times stay small floats.
-    CUevent keep = nullptr;
-    if (s.end && s.error.empty() && hcq::now_ns() - base_host_ > kRebaseNs) {
-      uint64_t t = host_ns(s.end, s);
-      pool_.push_back(base_ev_);
-      base_ev_ = keep = s.end, base_host_ = t;
-    }
-    auto recycle = [&](CUevent e) {
-      if (e != keep) pool_.push_back(e);
     };
-    for (auto& w : s.writes) {
-      if (!w.stamp) release_producer(w.s, true);
-      recycle(w.ev);
-    }
-    for (const SignalRef& sig : s.word_waits) release_producer(sig, false);
-    for (auto& t : s.timed) recycle(t.start), recycle(t.end);
-    if (s.end && !s.end_shared) recycle(s.end);
-    if (s.value)
-      hcq::Device::retire(s.value, hcq::now_ns());  // 0: the part of a submission before a held wait
+    return std::make_unique<StreamQueue>(sh_, std::move(c), k == kCompute);
   }
 
-  // Fails a submission that will never retire normally (hang, fault). Its events may still complete on
-  // the GPU: they are destroyed, never reused, and its device words are never reused either.
-  void abandon(Submission& s, const std::string& msg) {
-    for (auto& w : s.writes) {
-      drv_.event_destroy(w.ev);
-      if (w.stamp) continue;
-      w.s.fail(msg);
-      if (auto it = producers_.find(w.s.id()); it != producers_.end()) it->second.leaked = true;
-      release_producer(w.s, true);
-    }
-    for (const SignalRef& sig : s.word_waits) {
-      if (auto it = producers_.find(sig.id()); it != producers_.end()) it->second.leaked = true;
-      release_producer(sig, false);
-    }
-    for (auto& t : s.timed) drv_.event_destroy(t.start), drv_.event_destroy(t.end);
-    if (s.end && !s.end_shared) drv_.event_destroy(s.end);
-    for (pk::Ref r : pk::each(s.words))  // a held submission's signals
-      if (r.op == pk::Signal) s.signal(r.p).fail(msg);
+  // Called with reset_mu_ held (hcq/device.h: hangs): the queue is abandoned with its stream (the kernel
+  // keeps running on the GPU) and a fresh one takes its place.
+  bool reset_hung_queue(int k, const hcq::QueueStatus& st, uint64_t now) {
+    const std::string msg =
+        hcq::hung_message(name(), kQueueNames[k], st, now, uint64_t(hang_timeout().count()));
+    if (!queues_[k]->abandon(st.token)) return false;
+    std::scoped_lock lk(submit_mu_[kCompute], submit_mu_[kCopy]);
+    for (const SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg);
+    graveyard_.push_back(std::move(queues_[k]));
+    queues_[k] = start_queue(k);
+    live_[k].store(queues_[k].get(), std::memory_order_release);
+    replace_timeline(msg);
+    return true;
   }
 
-  // Under mu_: drops queue k's work, failing it with msg, and gives the queue a fresh stream.
-  void reset_queue(int k, const std::string& msg) {
-    // This runs on whichever host thread's wait timed out: it needs the context too.
-    try {
-      make_current(drv_, ctx_);
-    } catch (const hcq::Error&) {  // the calls below fail and are ignored: the old stream stays
-    }
-    Queue& q = queues_[k];
-    for (auto& s : q.inflight) abandon(*s, msg);
-    for (auto& s : q.held) abandon(*s, msg);
-    q.inflight.clear();
-    q.held.clear();
-    // The old stream still holds the running kernel. It is left alone, not destroyed: some drivers
-    // block in stream destruction until the stream's work is done, which may be never.
-    CUstream fresh = nullptr;
-    if (drv_.stream_create(&fresh, kStreamNonBlocking) == kSuccess) q.stream = fresh;
-    replace_timeline(msg);  // the dropped work's values retire with it
-  }
-
-  void on_fault(int k, const Submission& s, CUresult r) {
-    std::ostringstream m;
-    m << "[exec] " << name() << ": kernel fault in submission " << s.value;
-    if (!s.kernel.empty()) m << " (kernel '" << s.kernel << "' on " << kQueueNames[k] << ")";
-    m << ": " << drv_.error("event_query", r);
-    fault_ = m.str();
-    for (Queue& q : queues_) {
-      for (auto& x : q.inflight) abandon(*x, fault_);
-      for (auto& x : q.held) abandon(*x, fault_);
-      q.inflight.clear();
-      q.held.clear();
-    }
-    replace_timeline(fault_);
-  }
-
-  // One pass over the queues, under mu_: starts held submissions whose waits are met, retires finished
-  // ones. Returns whether anything happened.
-  bool step() {
-    bool progress = false;
-    for (int k : {kCompute, kCopy}) {
-      Queue& q = queues_[k];
-      progress |= advance_held(k);
-      while (!q.inflight.empty()) {
-        Submission& s = *q.inflight.front();
-        if (s.end) {
-          CUresult r = drv_.event_query(s.end);
-          if (r == kNotReady) break;
-          if (r != kSuccess) {
-            on_fault(k, s, r);
-            return true;
-          }
-        }
-        retire_front(k);
-        progress = true;
-      }
-    }
-    if (closing_) progress |= give_up_held_wait();
-    return progress;
-  }
-  void retire_front(int k) {
-    Queue& q = queues_[k];
-    retire(k, *q.inflight.front());
-    q.inflight.pop_front();
-    q.front_since = hcq::now_ns();
-  }
-
-  void run() {
-    std::unique_lock lk(mu_);
-    try {
-      make_current(drv_, ctx_);
-    } catch (const hcq::Error& e) { fault_ = e.what(); }
-    auto last = hcq::Clock::now();
-    auto sleep = std::chrono::microseconds(10);
-    while (!stop_) {
-      if (step()) {
-        last = hcq::Clock::now();
-        sleep = std::chrono::microseconds(10);
-        continue;
-      }
-      bool busy = false;
-      for (Queue& q : queues_) busy |= !q.inflight.empty() || !q.held.empty();
-      if (!busy) {
-        cv_.wait_for(lk, std::chrono::milliseconds(100));
-        last = hcq::Clock::now();
-      } else if (hcq::Clock::now() - last < kSpin) {
-        lk.unlock();
-        std::this_thread::yield();
-        lk.lock();
-      } else {
-        cv_.wait_for(lk, sleep);
-        sleep = std::min(sleep * 2, kMaxSleep);
-      }
-    }
-  }
-
-  const Driver& drv_;
   CUdevice cudev_;
-  CUcontext ctx_;
   hcq::Properties props_;
-  bool memops_ = false;
-
-  std::mutex mu_;  // everything below
-  std::condition_variable cv_;
-  bool stop_ = false;
-  bool closing_ = false;  // the destructor runs: held waits nobody can reach any more fail
-  Queue queues_[2];
-  std::vector<CUevent> pool_;
-  std::unordered_map<const void*, Producer> producers_;  // by SignalRef::id()
-  std::unique_ptr<WordPool> words_;
-  std::unique_ptr<GraphCache> graphs_;
-  CUevent base_ev_ = nullptr;
-  uint64_t base_host_ = 0;
-  std::string fault_;  // non-empty once a kernel faulted
-  std::thread thread_;
+  Shared sh_;
+  std::mutex submit_mu_[2];
+  std::mutex reset_mu_;  // queues_ and graveyard_ against a reset
+  std::unique_ptr<StreamQueue> queues_[2];
+  // queues_ for wait_in_driver, which takes no lock: a replaced queue stays alive in graveyard_.
+  std::atomic<StreamQueue*> live_[2] = {nullptr, nullptr};
+  std::vector<std::unique_ptr<StreamQueue>> graveyard_;  // abandoned queues, until their GPU work ends
 };
 
 }  // namespace

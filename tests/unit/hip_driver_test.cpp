@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "backends/cuda/queue.h"
 #include "backends/hip/device.h"
@@ -87,11 +88,16 @@ TEST_F(HipSimDevice, DescribesItself) {
 TEST_F(HipSimDevice, KernelCopyAndSignalThroughSignalMemory) {
   hcq::Buffer a = dev_->allocator().alloc(64 * 4), b = dev_->allocator().alloc(64 * 4);
   auto s = dev_->new_signal("s");
-  uint64_t v = hcq::HwQueue()
-                   .exec(*fill_, {{a.addr}, {10}}, {16}, {4})
-                   .copy(b.addr, a.addr, 64 * 4)
-                   .signal(*s, 3)
-                   .submit(*dev_);
+  // Submitted from a thread of its own: an idle queue records on the submitting thread, which makes the
+  // device current there first (this process's main thread already did, in an earlier test).
+  uint64_t v = 0;
+  std::thread([&] {
+    v = hcq::HwQueue()
+            .exec(*fill_, {{a.addr}, {10}}, {16}, {4})
+            .copy(b.addr, a.addr, 64 * 4)
+            .signal(*s, 3)
+            .submit(*dev_);
+  }).join();
   s->wait(3, 5s);
   dev_->timeline().wait(v, 5s);
   std::vector<int> got = read(b);
