@@ -305,12 +305,14 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
           encode_exec(e, t);
           cur_.programs.push_back(e.program);
           if (timing.start != kNoMark) profiled(timing, e.program, 0);
+          if (++commands_ >= cfg_.segment_commands) flush();
           break;
         }
         case pk::Copy:
           open_ = true;
           encode_copy(p[1], p[2], p[3], t);
           if (timing.start != kNoMark) profiled(timing, nullptr, p[3]);
+          if (++commands_ >= cfg_.segment_commands) flush();
           break;
         case pk::Barrier:
           open_ = true;
@@ -394,6 +396,7 @@ void CommandProcessor::flush() {
 void CommandProcessor::seal() {
   if (!cur_.token) cur_.submit_ns = now_ns();  // applied without waiting on the device
   open_ = false;
+  commands_ = 0;
   std::lock_guard lk(mu_);
   inflight_.push_back(std::move(cur_));
   cur_ = Segment{};

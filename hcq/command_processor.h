@@ -13,7 +13,8 @@
 //   worker on the host until the signal reaches the value or fails. After a failed wait (or a command
 //   the backend could not record) the rest of the submission is skipped and every signal it would have
 //   written fails with that error; the submission still retires in order.
-// - Recorded work goes to the device in segments (submit_segment). Each segment carries its completion
+// - Recorded work goes to the device in segments (submit_segment) of at most Config::segment_commands
+//   kernels and copies, so a queue's progress is seen part by part. Each segment carries its completion
 //   list: signal writes, timestamps, failures, profile records and the timeline retirement, in record
 //   order. The completion thread waits for the oldest segment (wait_segment) and applies its list in
 //   that order, with every time read from the segment's marks and clamped into the window in which the
@@ -68,6 +69,11 @@ class CommandProcessor {
     // Every queue of the device is quiet() (below): nothing of it can write a signal without the host.
     std::function<bool()> settled;
     size_t max_segments = 1024;
+    // Kernels and copies per segment: a long submission goes to the device in parts, so the device starts
+    // on it sooner and a slow one shows progress part by part (status(): a queue runs its oldest segment
+    // since the one before it finished; a hang is that time past the hang timeout). A native graph
+    // replay is one segment.
+    size_t segment_commands = 16;
   };
 
   virtual ~CommandProcessor();
@@ -219,6 +225,7 @@ class CommandProcessor {
   // Recording state: touched only by the thread that holds busy_.
   Segment cur_;
   bool open_ = false;       // cur_ has commands the backend recorded
+  size_t commands_ = 0;     // kernels and copies in cur_
   uint64_t submitted_ = 0;  // the token of the last submitted segment
   uint64_t tv_ = 0;         // the packet being recorded: its submission's timeline value, its offset
   uint32_t at_ = 0;

@@ -11,6 +11,7 @@
 #include "backends/cuda/program.h"
 #include "hcq/command_processor.h"
 #include "hcq/error.h"
+#include "hcq/processor_device.h"
 
 namespace sluice::cuda {
 namespace {
@@ -18,8 +19,7 @@ namespace {
 namespace pk = hcq::packet;
 using hcq::SignalRef;
 
-constexpr int kCompute = 0, kCopy = 1;
-const char* const kQueueNames[2] = {"compute:0", "copy:0"};
+constexpr int kCompute = hcq::ProcessorDevice::kCompute;
 // A wait for a stream's event spins this long (a kernel round trip is microseconds), then sleeps for
 // growing intervals up to kMaxSleep.
 constexpr auto kSpin = std::chrono::microseconds(200);
@@ -405,10 +405,10 @@ class StreamQueue final : public hcq::CommandProcessor {
   uint32_t next_mark_ = 0;
 };
 
-class Device final : public hcq::Device {
+class Device final : public hcq::ProcessorDevice {
  public:
   Device(DeviceSpec spec, CUcontext ctx)
-      : hcq::Device(spec.name, 1, 1),
+      : hcq::ProcessorDevice(spec.name),
         cudev_(spec.device),
         props_(std::move(spec.props)),
         sh_(*spec.drv, ctx, spec.name) {
@@ -423,29 +423,29 @@ class Device final : public hcq::Device {
     sh_.graphs = std::make_unique<GraphCache>(drv, spec.name);
     allocator_ = make_allocator(*this, drv, ctx);
     compiler_ = spec.make_compiler();
-    for (int k : {kCompute, kCopy}) queues_[k] = start_queue(k), live_[k] = queues_[k].get();
-    // The calibration event: its host time is taken right after the host saw it complete.
-    std::lock_guard lk(sh_.mu);
-    sh_.base_ev = sh_.event();
-    SLUICE_DRV("open_device", name(), drv, event_record, sh_.base_ev, queues_[kCompute]->stream());
-    SLUICE_DRV("open_device", name(), drv, event_synchronize, sh_.base_ev);
-    sh_.base_host = hcq::now_ns();
+    start_queues();
+    try {
+      // The calibration event: its host time is taken right after the host saw it complete.
+      std::lock_guard lk(sh_.mu);
+      sh_.base_ev = sh_.event();
+      SLUICE_DRV("open_device", name(), drv, event_record, sh_.base_ev,
+                 static_cast<StreamQueue&>(queue(kCompute)).stream());
+      SLUICE_DRV("open_device", name(), drv, event_synchronize, sh_.base_ev);
+      sh_.base_host = hcq::now_ns();
+    } catch (...) {
+      stop_queues();  // they use sh_, which goes before the base class would destroy them
+      release_queues();
+      throw;
+    }
   }
 
   ~Device() override {
     const Driver& drv = sh_.drv;
-    {
-      std::lock_guard reset(reset_mu_);
-      // Every queue closes before any drains: a wait on one may be met by the other's work.
-      for (auto& q : queues_) q->close();
-      for (auto& q : queues_) q->shutdown();
-      for (auto& q : graveyard_) q->shutdown();
-    }
+    stop_queues();
     try {
       make_current(drv, sh_.ctx);
     } catch (const hcq::Error&) {}
-    for (auto& q : queues_) q.reset();
-    graveyard_.clear();
+    release_queues();
     allocator_.reset();  // before the context goes
     for (CUevent e : sh_.pool) drv.event_destroy(e);
     drv.event_destroy(sh_.base_ev);
@@ -468,29 +468,6 @@ class Device final : public hcq::Device {
 
   hcq::Properties properties() const override { return props_; }
 
-  void wait_in_driver(const hcq::Signal& s, uint64_t value, hcq::Clock::time_point deadline) override {
-    const uint64_t tv = &s == &timeline() ? value : 0;
-    for (int k : {kCompute, kCopy})
-      live_[k].load(std::memory_order_acquire)->wait_for(s, value, tv, deadline);
-  }
-
-  std::string explain_stall(const hcq::Signal&, uint64_t) override {
-    std::lock_guard reset(reset_mu_);
-    return hcq::explain_queues(
-        2, [&](size_t k) { return queues_[k]->status(); },
-        [&](size_t k) { return std::string(kQueueNames[k]); }, uint64_t(hang_timeout().count()),
-        [&](size_t k, const hcq::QueueStatus& st, uint64_t now) {
-          return reset_hung_queue(int(k), st, now);
-        });
-  }
-
-  bool busy() override {
-    std::lock_guard reset(reset_mu_);
-    for (auto& q : queues_)
-      if (q->status().phase == hcq::QueueStatus::Running) return true;
-    return false;
-  }
-
   void forget_graph(uint64_t graph) override {
     std::lock_guard lk(sh_.mu);
     try {
@@ -501,56 +478,14 @@ class Device final : public hcq::Device {
   }
 
  protected:
-  uint64_t do_submit(const hcq::HwQueue& q) override { return do_submit_graph(q, 0); }
-  uint64_t do_submit_graph(const hcq::HwQueue& q, uint64_t graph) override {
-    const int k = q.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
-    std::lock_guard lk(submit_mu_[k]);
-    const uint64_t v = next_timeline_value();
-    queues_[k]->push(q.packets(), v, graph);
-    return v;
-  }
-
- private:
-  std::unique_ptr<StreamQueue> start_queue(int k) {
-    hcq::CommandProcessor::Config c;
-    c.device_name = name();
-    c.queue_name = kQueueNames[k];
-    c.profiling = [this] { return profiling(); };
-    c.profile = [this](hcq::ProfileRecord r) { add_profile(std::move(r)); };
-    c.retire = [this](uint64_t v, uint64_t ns) { retire(v, ns); };
-    c.hang_timeout = [this] { return hang_timeout(); };
-    c.settled = [this] {
-      for (const auto& q : live_)
-        if (!q.load(std::memory_order_acquire)->quiet()) return false;
-      return true;
-    };
+  std::unique_ptr<hcq::CommandProcessor> make_queue(int k, hcq::CommandProcessor::Config c) override {
     return std::make_unique<StreamQueue>(sh_, std::move(c), k == kCompute);
   }
 
-  // Called with reset_mu_ held (hcq/device.h: hangs): the queue is abandoned with its stream (the kernel
-  // keeps running on the GPU) and a fresh one takes its place.
-  bool reset_hung_queue(int k, const hcq::QueueStatus& st, uint64_t now) {
-    const std::string msg =
-        hcq::hung_message(name(), kQueueNames[k], st, now, uint64_t(hang_timeout().count()));
-    if (!queues_[k]->abandon(st.token)) return false;
-    std::scoped_lock lk(submit_mu_[kCompute], submit_mu_[kCopy]);
-    for (const SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg);
-    graveyard_.push_back(std::move(queues_[k]));
-    queues_[k] = start_queue(k);
-    live_[k].store(queues_[k].get(), std::memory_order_release);
-    replace_timeline(msg);
-    return true;
-  }
-
+ private:
   CUdevice cudev_;
   hcq::Properties props_;
   Shared sh_;
-  std::mutex submit_mu_[2];
-  std::mutex reset_mu_;  // queues_ and graveyard_ against a reset
-  std::unique_ptr<StreamQueue> queues_[2];
-  // queues_ for wait_in_driver, which takes no lock: a replaced queue stays alive in graveyard_.
-  std::atomic<StreamQueue*> live_[2] = {nullptr, nullptr};
-  std::vector<std::unique_ptr<StreamQueue>> graveyard_;  // abandoned queues, until their GPU work ends
 };
 
 }  // namespace

@@ -18,12 +18,11 @@
 #include "backends/vulkan/program.h"
 #include "backends/vulkan/queue.h"
 #include "hcq/error.h"
+#include "hcq/processor_device.h"
 #include "renderers/spirv.h"
 
 namespace sluice::vulkan {
 namespace {
-
-constexpr int kCompute = 0, kCopy = 1;
 
 bool env_on(const char* name) {
   const char* v = std::getenv(name);
@@ -106,9 +105,10 @@ OpenDevices& open_devices() {
 }
 void stop_open_devices();
 
-class Device final : public hcq::Device {
+class Device final : public hcq::ProcessorDevice {
  public:
-  Device(std::string name, const Instance& inst, VkPhysicalDevice pd) : hcq::Device(std::move(name), 1, 1) {
+  Device(std::string name, const Instance& inst, VkPhysicalDevice pd)
+      : hcq::ProcessorDevice(std::move(name)) {
     ctx_.inst = &inst;
     ctx_.phys = pd;
     create_device();
@@ -117,7 +117,7 @@ class Device final : public hcq::Device {
     compiler_ = make_compiler(&ctx_);
     load_pipeline_cache();
     calibrate();
-    for (int k : {kCompute, kCopy}) queues_[k] = start_queue(config(k)), live_[k] = queues_[k].get();
+    start_queues();
     static std::once_flag exit_handler;
     std::call_once(exit_handler, [] { std::atexit(stop_open_devices); });
     std::lock_guard lk(open_devices().mu);
@@ -130,8 +130,7 @@ class Device final : public hcq::Device {
       open_devices().devices.erase(this);
     }
     const bool clean = stop_queues();
-    for (auto& q : queues_) q.reset();
-    graveyard_.clear();
+    release_queues();
     if (!clean) {
       // The GPU did not finish within the hang timeout: what it may still touch (buffers, the VkDevice)
       // is left alive rather than destroyed under it or waited for without end.
@@ -171,54 +170,19 @@ class Device final : public hcq::Device {
     return p;
   }
 
-  // Drains and stops the queues (queue.h: close, shutdown); false if the GPU did not finish within the
-  // hang timeout. Again after the first call: the first answer.
-  bool stop_queues() {
-    std::lock_guard reset(reset_mu_);  // no queue is replaced meanwhile
-    // Every queue closes before any drains: a wait on one may be met by the other's work.
-    for (auto& q : queues_) q->close();
-    bool clean = true;
-    for (auto& q : queues_) clean = q->shutdown() && clean;
-    for (auto& q : graveyard_) clean = q->shutdown() && clean;  // abandoned queues wait for their GPU work
-    return clean;
-  }
-
-  void wait_in_driver(const hcq::Signal& s, uint64_t value, hcq::Clock::time_point deadline) override {
-    const uint64_t tv = &s == &timeline() ? value : 0;
-    for (int k : {kCompute, kCopy})
-      live_[k].load(std::memory_order_acquire)->wait_for(s, value, tv, deadline);
-  }
-
-  std::string explain_stall(const hcq::Signal&, uint64_t) override {
-    std::lock_guard reset(reset_mu_);
-    return hcq::explain_queues(
-        2, [&](size_t k) { return queues_[k]->status(); }, [&](size_t k) { return queue_names_[k]; },
-        uint64_t(hang_timeout().count()),
-        [&](size_t k, const hcq::QueueStatus& st, uint64_t now) {
-          return reset_hung_queue(int(k), st, now);
-        });
-  }
-
-  bool busy() override {
-    std::lock_guard reset(reset_mu_);
-    for (int k : {kCompute, kCopy})
-      if (queues_[k]->status().phase == hcq::QueueStatus::Running) return true;
-    return false;
-  }
-
-  void forget_graph(uint64_t graph) override {
-    std::lock_guard reset(reset_mu_);
-    queues_[kCompute]->forget_graph(graph);
-  }
-
  protected:
-  uint64_t do_submit(const hcq::HwQueue& q) override { return do_submit_graph(q, 0); }
-  uint64_t do_submit_graph(const hcq::HwQueue& q, uint64_t graph) override {
-    int k = q.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
-    std::lock_guard lk(submit_mu_[k]);
-    uint64_t v = next_timeline_value();
-    queues_[k]->push(q.packets(), v, graph);
-    return v;
+  std::unique_ptr<hcq::CommandProcessor> make_queue(int k, hcq::CommandProcessor::Config cp) override {
+    QueueConfig c;
+    c.processor = std::move(cp);
+    c.ctx = &ctx_;
+    c.allocator = static_cast<Allocator*>(allocator_.get());
+    c.queue = k == kCompute ? ctx_.compute_queue : ctx_.copy_queue;
+    c.family = k == kCompute ? ctx_.compute_family : ctx_.copy_family;
+    c.compute = k == kCompute || ctx_.copy_family == ctx_.compute_family;
+    c.period_ns = period_ns_;
+    c.cpu_device = ctx_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    c.offset_ns = offset_ns_;
+    return start_queue(std::move(c));
   }
 
  private:
@@ -330,45 +294,6 @@ class Device final : public hcq::Device {
     offset_ns_ = int64_t(ts[1]) - int64_t(double(ts[0]) * period_ns_);
   }
 
-  QueueConfig config(int k) {
-    QueueConfig c;
-    hcq::CommandProcessor::Config& cp = c.processor;
-    cp.device_name = name();
-    cp.queue_name = queue_names_[k];
-    c.ctx = &ctx_;
-    c.allocator = static_cast<Allocator*>(allocator_.get());
-    c.queue = k == kCompute ? ctx_.compute_queue : ctx_.copy_queue;
-    c.family = k == kCompute ? ctx_.compute_family : ctx_.copy_family;
-    c.compute = k == kCompute || ctx_.copy_family == ctx_.compute_family;
-    cp.profiling = [this] { return profiling(); };
-    cp.profile = [this](hcq::ProfileRecord r) { add_profile(std::move(r)); };
-    cp.retire = [this](uint64_t v, uint64_t ns) { retire(v, ns); };
-    cp.hang_timeout = [this] { return hang_timeout(); };
-    cp.settled = [this] {
-      for (const auto& q : live_)
-        if (!q.load(std::memory_order_acquire)->quiet()) return false;
-      return true;
-    };
-    c.period_ns = period_ns_;
-    c.cpu_device = ctx_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-    c.offset_ns = offset_ns_;
-    return c;
-  }
-
-  // Called with reset_mu_ held (device.h: hangs).
-  bool reset_hung_queue(int k, const hcq::QueueStatus& st, uint64_t now) {
-    const std::string msg =
-        hcq::hung_message(name(), queue_names_[k], st, now, uint64_t(hang_timeout().count()));
-    if (!queues_[k]->abandon(st.token)) return false;
-    std::scoped_lock lk(submit_mu_[kCompute], submit_mu_[kCopy]);
-    for (const hcq::SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg);
-    graveyard_.push_back(std::move(queues_[k]));
-    queues_[k] = start_queue(config(k));
-    live_[k].store(queues_[k].get(), std::memory_order_release);
-    replace_timeline(msg);
-    return true;
-  }
-
   std::filesystem::path pipeline_cache_path() const {
     const auto& dir = compiler_->cache_dir();
     if (dir.empty()) return {};
@@ -439,13 +364,6 @@ class Device final : public hcq::Device {
   bool storage8_ = false, storage16_ = false;
   double period_ns_ = 0;
   int64_t offset_ns_ = 0;
-  const std::string queue_names_[2] = {"compute:0", "copy:0"};
-  std::unique_ptr<hcq::CommandProcessor> queues_[2];
-  // queues_ for wait_in_driver, which takes no lock: a replaced queue stays alive in graveyard_.
-  std::atomic<hcq::CommandProcessor*> live_[2] = {nullptr, nullptr};
-  std::vector<std::unique_ptr<hcq::CommandProcessor>> graveyard_;  // abandoned queues
-  std::mutex submit_mu_[2];
-  std::mutex reset_mu_;
 };
 
 void stop_open_devices() {

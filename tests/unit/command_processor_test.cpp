@@ -1,0 +1,203 @@
+// hcq::CommandProcessor's own rules (hcq/command_processor.h), over a scripted encoder that runs no
+// device: segments finish when the test lets them, marks read whatever time the test sets. The cts
+// suite checks the same rules through real backends; these pin the ones a device makes hard to provoke
+// (times outside the segment's window, an encoder that throws, a fatal error, a wait the device holds).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+
+#include "backends/null/device.h"
+#include "hcq/command_processor.h"
+#include "hcq/device.h"
+#include "hcq/error.h"
+
+namespace sluice::hcq {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ScriptedQueue final : public CommandProcessor {
+ public:
+  std::atomic<uint64_t> finished{0};   // segments up to this token are done
+  std::atomic<uint64_t> mark_time{0};  // what every mark reads (0: unknown)
+  std::atomic<bool> throw_on_exec{false};
+  std::atomic<bool> errors_are_fatal{false};
+  std::atomic<bool> device_waits{false};  // encode_wait holds every wait on the "device"
+  std::atomic<int> execs{0}, device_held_waits{0}, recycled{0};
+  std::mutex mu;
+  std::vector<uint64_t> retired;
+
+  static Config config(ScriptedQueue* self) {
+    Config c;
+    c.device_name = "SCRIPTED";
+    c.queue_name = "compute:0";
+    c.profiling = [] { return false; };
+    c.profile = [](ProfileRecord) {};
+    c.retire = [self](uint64_t v, uint64_t) {
+      std::lock_guard lk(self->mu);
+      self->retired.push_back(v);
+    };
+    c.hang_timeout = [] { return std::chrono::nanoseconds(2s); };
+    c.settled = [self] { return self->quiet(); };
+    return c;
+  }
+  ScriptedQueue() : CommandProcessor(config(this)) { start(); }
+  ~ScriptedQueue() override { shutdown(); }
+
+  std::atomic<uint64_t> tokens{0};
+
+ private:
+  void encode_exec(const packet::ExecView&, Marks*) override {
+    if (throw_on_exec) throw std::runtime_error("[exec] SCRIPTED: the encoder refused the kernel");
+    ++execs;
+  }
+  void encode_copy(uint64_t, uint64_t, uint64_t, Marks*) override {}
+  void encode_barrier() override {}
+  uint32_t encode_mark() override { return 7; }
+  bool encode_wait(const SignalRef&, uint64_t) override {
+    if (!device_waits) return false;
+    ++device_held_waits;
+    return true;
+  }
+  uint64_t submit_segment() override { return ++tokens; }
+  void discard_segment() override {}
+  bool fatal(const std::string&) const override { return errors_are_fatal; }
+  bool wait_segment(uint64_t token, std::chrono::nanoseconds slice, std::string&) override {
+    const auto end = Clock::now() + slice;
+    while (finished < token && Clock::now() < end) std::this_thread::sleep_for(100us);
+    return finished >= token;
+  }
+  uint64_t finished_segment() override { return finished; }
+  uint64_t mark_ns(uint32_t m) override {
+    EXPECT_EQ(m, 7u);
+    return mark_time;
+  }
+  void recycle_segment(uint64_t) override { ++recycled; }
+};
+
+struct CommandProcessorTest : testing::Test {
+  std::unique_ptr<Device> owner = null::open_device();
+  struct Kernel : Program {
+    using Program::Program;
+  };
+  Kernel kernel{*owner, "k", {0, 0}};
+  ScriptedQueue q;
+
+  void push(const HwQueue& hq, uint64_t tv) { q.push(hq.packets(), tv, 0); }
+};
+
+TEST_F(CommandProcessorTest, MarkTimesAreClampedIntoTheWindowTheHostSawTheSegmentRun) {
+  Signal early("early"), late("late");
+  q.finished = UINT64_MAX;
+  q.mark_time = 1;  // long before the submit
+  const uint64_t before = now_ns();
+  push(HwQueue().signal(early, 1), 1);
+  early.wait(1, 10s);
+  EXPECT_GE(early.timestamp_ns(), before);
+  q.mark_time = UINT64_MAX / 2;  // long after the host saw it done
+  push(HwQueue().signal(late, 1), 2);
+  late.wait(1, 10s);
+  EXPECT_LE(late.timestamp_ns(), now_ns());
+  EXPECT_GE(late.timestamp_ns(), early.timestamp_ns());
+}
+
+TEST_F(CommandProcessorTest, SegmentsApplyOnlyOnceTheDeviceFinishedThemAndRetireInOrder) {
+  Signal a("a"), b("b");
+  push(HwQueue().exec(kernel, {}, {1}).signal(a, 1), 1);
+  push(HwQueue().exec(kernel, {}, {1}).signal(b, 1), 2);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(a.value(), 0u) << "applied before its segment finished";
+  q.finished = 2;
+  b.wait(1, 10s);
+  EXPECT_EQ(a.value(), 1u);
+  std::lock_guard lk(q.mu);
+  EXPECT_EQ(q.retired, (std::vector<uint64_t>{1, 2}));
+}
+
+// A long submission reaches the device in parts of Config::segment_commands (16) kernels, so its
+// progress shows part by part.
+TEST_F(CommandProcessorTest, ALongSubmissionGoesToTheDeviceInSegments) {
+  Signal done("done");
+  HwQueue hq;
+  for (int i = 0; i < 40; ++i) hq.exec(kernel, {}, {1});
+  push(hq.signal(done, 1), 1);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(q.tokens, 3u) << "40 kernels: 16 + 16 + 8";
+  q.finished = 1;  // the first part done: the queue runs the second
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(q.recycled.load(), 1);
+  EXPECT_EQ(done.value(), 0u);
+  q.finished = UINT64_MAX;
+  done.wait(1, 10s);
+}
+
+TEST_F(CommandProcessorTest, AnEncoderErrorSkipsTheRestOfItsSubmissionOnly) {
+  Signal before("before"), after("after"), next("next");
+  q.finished = UINT64_MAX;
+  q.throw_on_exec = true;
+  push(HwQueue().signal(before, 1).exec(kernel, {}, {1}).signal(after, 1), 1);
+  EXPECT_THROW(after.wait(1, 10s), Error);
+  EXPECT_NE(after.error().find("the encoder refused the kernel"), std::string::npos) << after.error();
+  before.wait(1, 10s);  // recorded before the failing command: it stands
+  q.throw_on_exec = false;
+  push(HwQueue().exec(kernel, {}, {1}).signal(next, 1), 2);
+  next.wait(1, 10s);  // not fatal: the next submission runs
+  EXPECT_EQ(q.execs.load(), 1);
+}
+
+TEST_F(CommandProcessorTest, AFatalEncoderErrorFailsEveryLaterSubmission) {
+  Signal first("first"), later("later");
+  q.finished = UINT64_MAX;
+  q.throw_on_exec = true;
+  q.errors_are_fatal = true;
+  push(HwQueue().exec(kernel, {}, {1}).signal(first, 1), 1);
+  EXPECT_THROW(first.wait(1, 10s), Error);
+  q.throw_on_exec = false;
+  push(HwQueue().exec(kernel, {}, {1}).signal(later, 1), 2);
+  EXPECT_THROW(later.wait(1, 10s), Error);
+  EXPECT_EQ(later.error(), first.error());
+  EXPECT_EQ(q.execs.load(), 0);
+  std::lock_guard lk(q.mu);
+  EXPECT_EQ(q.retired, (std::vector<uint64_t>{1, 2})) << "failed work still retires";
+}
+
+TEST_F(CommandProcessorTest, AWaitTheDeviceCanHoldIsEncodedInsteadOfHeldOnTheHost) {
+  Signal gate("gate"), done("done");
+  q.device_waits = true;
+  push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).signal(done, 1), 1);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(q.device_held_waits.load(), 1);
+  EXPECT_EQ(q.execs.load(), 1) << "the commands after a device-held wait are recorded at once";
+  EXPECT_NE(q.status().phase, QueueStatus::Waiting) << "nothing waits on the host";
+  q.finished = UINT64_MAX;
+  done.wait(1, 10s);
+}
+
+TEST_F(CommandProcessorTest, AHostHeldWaitIsDescribedAndRunsOnceMet) {
+  Signal gate("gate"), done("done");
+  q.finished = UINT64_MAX;
+  push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).signal(done, 1), 1);
+  std::this_thread::sleep_for(20ms);
+  const QueueStatus st = q.status();
+  EXPECT_EQ(st.phase, QueueStatus::Waiting);
+  EXPECT_EQ(st.signal.name(), "gate");
+  EXPECT_EQ(st.value, 1u);
+  EXPECT_EQ(q.execs.load(), 0);
+  gate.set(1);
+  done.wait(1, 10s);
+}
+
+TEST_F(CommandProcessorTest, ShutdownFailsAHostWaitNobodyCanMeetAnyMore) {
+  Signal gate("gate"), done("done");
+  q.finished = UINT64_MAX;
+  push(HwQueue().wait(gate, 1).signal(done, 1), 1);
+  EXPECT_TRUE(q.shutdown());
+  ASSERT_TRUE(done.failed());
+  EXPECT_EQ(done.error(),
+            "[~Device] SCRIPTED was destroyed while compute:0 waited for signal 'gate' to reach 1");
+}
+
+}  // namespace
+}  // namespace sluice::hcq
