@@ -137,6 +137,10 @@ QueueStatus CommandProcessor::status() {
       st.kernels += (i ? ", '" : "'") + s.programs[i]->name() + "'";
     st.since_ns = std::max(s.submit_ns, last_done_ns_);
     st.token = s.token;
+    // A native graph replay holds more kernels than a segment would: the device cannot show progress
+    // inside it, so it gets the time of the segments it would have been.
+    st.budget = uint32_t((s.programs.size() + cfg_.segment_commands - 1) / cfg_.segment_commands);
+    st.budget = std::max(st.budget, 1u);
   }
   return st;
 }

@@ -24,6 +24,20 @@ std::string QueueStatus::ran(uint64_t now) const {
   return os.str();
 }
 
+namespace {
+
+// "the hang timeout of 10000 ms"; for a budget of several: "the hang timeout of 10000 ms for each of the
+// 8 parts of its work (80000 ms)".
+std::string limit(const QueueStatus& st, uint64_t hang_ns) {
+  std::ostringstream os;
+  os << "the hang timeout of " << ms(hang_ns) << " ms";
+  if (st.budget > 1)
+    os << " for each of the " << st.budget << " parts of its work (" << ms(hang_ns * st.budget) << " ms)";
+  return os.str();
+}
+
+}  // namespace
+
 std::string explain_queues(size_t n, const std::function<QueueStatus(size_t)>& status,
                            const std::function<std::string(size_t)>& name, uint64_t hang_ns,
                            const std::function<bool(size_t, const QueueStatus&, uint64_t)>& reset) {
@@ -49,9 +63,8 @@ std::string explain_queues(size_t n, const std::function<QueueStatus(size_t)>& s
         else
           os << "kernel " << st.kernels << " on " << q << " has run " << st.ran(now);
         // Stuck, not slow: no progress within the hang timeout (device.h).
-        if (!st.kernels.empty() && st.stalled_ns(now) > hang_ns && reset(k, st, now))
-          os << ", past the hang timeout of " << ms(hang_ns)
-             << " ms: the queue was reset and its pending work failed";
+        if (!st.kernels.empty() && st.stalled_ns(now) > hang_ns * st.budget && reset(k, st, now))
+          os << ", past " << limit(st, hang_ns) << ": the queue was reset and its pending work failed";
         break;
     }
   }
@@ -62,7 +75,7 @@ std::string hung_message(const std::string& device, const std::string& queue, co
                          uint64_t now, uint64_t hang_ns) {
   std::ostringstream os;
   os << "[wait] " << device << ": kernel " << st.kernels << " on " << queue << " did not finish: it ran "
-     << st.ran(now) << ", past the hang timeout of " << ms(hang_ns) << " ms, and its queue was reset";
+     << st.ran(now) << ", past " << limit(st, hang_ns) << ", and its queue was reset";
   return os.str();
 }
 

@@ -25,6 +25,10 @@ struct QueueStatus {
   // of how many are done, and when the last one finished. parts == 0: progress is not seen.
   uint64_t parts_done = 0, parts = 0, progress_ns = 0;
   uint64_t token = 0;  // names the work for the backend's abandon()
+  // How many hang timeouts the work may run without the device seeing progress: 1, except for work the
+  // device cannot watch inside although it holds many kernels (a native graph replay), which gets one
+  // per part it would have been split into otherwise (command_processor.h: segment_commands).
+  uint32_t budget = 1;
 
   // How long it has gone without progress at `now`: since its last part finished, else since it started.
   uint64_t stalled_ns(uint64_t now) const;

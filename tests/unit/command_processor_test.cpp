@@ -24,7 +24,8 @@ class ScriptedQueue final : public CommandProcessor {
   std::atomic<uint64_t> mark_time{0};  // what every mark reads (0: unknown)
   std::atomic<bool> throw_on_exec{false};
   std::atomic<bool> errors_are_fatal{false};
-  std::atomic<bool> device_waits{false};  // encode_wait holds every wait on the "device"
+  std::atomic<bool> device_waits{false};   // encode_wait holds every wait on the "device"
+  std::atomic<bool> native_graphs{false};  // encode_graph records every graph replay as one command
   std::atomic<int> execs{0}, device_held_waits{0}, recycled{0};
   std::mutex mu;
   std::vector<uint64_t> retired;
@@ -59,6 +60,13 @@ class ScriptedQueue final : public CommandProcessor {
   bool encode_wait(const SignalRef&, uint64_t) override {
     if (!device_waits) return false;
     ++device_held_waits;
+    return true;
+  }
+  bool encode_graph(uint64_t, std::span<const uint64_t> words,
+                    std::vector<const Program*>& programs) override {
+    if (!native_graphs) return false;
+    for (packet::Ref r : packet::each(words))
+      if (r.op == packet::Exec) programs.push_back(packet::ExecView(r.p).program);
     return true;
   }
   uint64_t submit_segment() override { return ++tokens; }
@@ -131,6 +139,39 @@ TEST_F(CommandProcessorTest, ALongSubmissionGoesToTheDeviceInSegments) {
   EXPECT_EQ(done.value(), 0u);
   q.finished = UINT64_MAX;
   done.wait(1, 10s);
+}
+
+// A native graph replay is one segment the device cannot watch inside: it may run as long as the
+// segments it would otherwise have been split into, before a wait declares it hung.
+TEST_F(CommandProcessorTest, ANativeGraphReplayGetsTheHangBudgetOfItsParts) {
+  q.native_graphs = true;
+  HwQueue hq;
+  for (int i = 0; i < 40; ++i) hq.exec(kernel, {}, {1}).memory_barrier();
+  q.push(hq.packets(), 1, /*graph=*/7);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(q.tokens, 1u);
+  QueueStatus st = q.status();
+  ASSERT_EQ(st.phase, QueueStatus::Running);
+  EXPECT_EQ(st.budget, 3u);
+
+  const uint64_t hang = 1'000'000;  // 1 ms; the segment has run for 20 ms or more
+  int resets = 0;
+  auto explain = [&](const QueueStatus& s, uint64_t hang_ns) {
+    return explain_queues(
+        1, [&](size_t) { return s; }, [](size_t) { return std::string("compute:0"); }, hang_ns,
+        [&](size_t, const QueueStatus&, uint64_t) { return ++resets, true; });
+  };
+  const std::string m = explain(st, hang);
+  EXPECT_EQ(resets, 1);
+  EXPECT_NE(m.find("past the hang timeout of 1 ms for each of the 3 parts of its work (3 ms)"),
+            std::string::npos)
+      << m;
+  explain(st, hang * 100);  // 300 ms: within its budget
+  EXPECT_EQ(resets, 1);
+  st.budget = 1;
+  explain(st, hang * 10);  // 10 ms for its one part: past it
+  EXPECT_EQ(resets, 2);
+  q.finished = UINT64_MAX;
 }
 
 TEST_F(CommandProcessorTest, AnEncoderErrorSkipsTheRestOfItsSubmissionOnly) {
