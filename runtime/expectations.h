@@ -17,6 +17,18 @@ struct Expectation {
   const char* reason;
 };
 
+// What became of one case on one device.
+enum class CaseStatus { Pass, Fail, Skip, XFail, XPass };
+const char* case_status_name(CaseStatus s);  // "passed", "failed", "skipped", "expected failure", ...
+
+struct Verdict {
+  CaseStatus status;
+  std::string detail;  // why it failed, or what the row says; empty when it passed
+};
+// The table applied to a case that ran on `device`: `failure` says why it failed, empty when it passed.
+// A KnownFailure row turns a failure into XFail and a pass into XPass (the row is then to be removed).
+Verdict judge(const std::string& device, const std::string& case_name, const std::string& failure);
+
 // The first row matching (device, case), or null.
 const Expectation* expectation_for(const std::string& device, const std::string& case_name);
 

@@ -162,17 +162,6 @@ std::string run_sets(const Case& c, const std::string& device, Result& r) {
 
 }  // namespace
 
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::Pass: return "passed";
-    case Status::Fail: return "failed";
-    case Status::Skip: return "skipped";
-    case Status::XFail: return "expected failure";
-    case Status::XPass: return "unexpected pass";
-  }
-  return "?";
-}
-
 std::string data_dir() {
   if (const char* e = std::getenv("SLUICE_ONNX_TESTDATA"); e && *e) return e;
   const char* debian = "/usr/share/libonnx-testdata/data";
@@ -210,14 +199,8 @@ Result run_case(const Case& c, const std::string& device) {
     fail = run_sets(c, device, r);
   } catch (const std::exception& ex) { fail = ex.what(); }
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  const bool known = e && e->expect == Expect::KnownFailure;
-  if (fail.empty()) {
-    r.status = known ? Status::XPass : Status::Pass;
-    if (known) r.detail = std::string("passes, but the expectations table says: ") + e->reason;
-  } else {
-    r.status = known ? Status::XFail : Status::Fail;
-    r.detail = known ? std::string(e->reason) + " (" + fail + ")" : fail;
-  }
+  Verdict v = judge(device, c.id(), fail);
+  r.status = v.status, r.detail = std::move(v.detail);
   return r;
 }
 

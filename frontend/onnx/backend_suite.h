@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/expectations.h"
+
 namespace sluice::onnx::suite {
 
 struct Case {
@@ -26,15 +28,14 @@ std::string data_dir();
 // matches the glob ("onnx/node/test_conv*").
 std::vector<Case> list_cases(const std::string& root, const std::string& glob = "*");
 
-enum class Status { Pass, Fail, Skip, XFail, XPass };
-const char* status_name(Status s);
+using Status = CaseStatus;  // runtime/expectations.h
 
 struct Result {
   Status status = Status::Pass;
-  std::string detail;      // why it failed, was skipped or is expected to fail
-  std::string ops;         // the op types of the model, "Conv,Relu"
-  double worst = 0;        // worst |got - want| / max(1, |want|) over float outputs
-  double ms = 0;           // load + run + compare
+  std::string detail;  // why it failed, was skipped or is expected to fail
+  std::string ops;     // the op types of the model, "Conv,Relu"
+  double worst = 0;    // worst |got - want| / max(1, |want|) over float outputs
+  double ms = 0;       // load + run + compare
 };
 
 // Runs one case on a device (expectations applied). Never throws: errors become failures.

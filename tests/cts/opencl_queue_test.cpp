@@ -2,17 +2,18 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
+#include <string>
 
 #include "backends/opencl/device.h"
 #if __has_include(<CL/cl.h>)
 #include "backends/opencl/driver.h"
 #endif
 #include "hcq/error.h"
-#include "tests/cts/devices.h"
 
 using sluice::hcq::HwQueue;
 
-namespace sluice::cts {
+namespace sluice {
 namespace {
 
 std::unique_ptr<hcq::Device> open_cl() {
@@ -54,4 +55,4 @@ TEST(OpenCLLoader, ErrorNamesNameTheCode) {
 #endif
 
 }  // namespace
-}  // namespace sluice::cts
+}  // namespace sluice

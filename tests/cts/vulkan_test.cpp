@@ -17,11 +17,11 @@
 
 #include "backends/vulkan/device.h"
 #include "backends/vulkan/driver.h"
+#include "conformance/kernels.h"
 #include "hcq/device.h"
 #include "hcq/error.h"
 #include "hcq/graph.h"
 #include "runtime/tensor.h"
-#include "tests/cts/devices.h"
 
 namespace sluice {
 namespace {
@@ -53,7 +53,7 @@ TEST(VULKAN, GraphReplaysInFlightWithPatchedBuffersVariablesAndSizes) {
   constexpr int kReplays = 24, kSentinel = 0x5a5a5a5a;
   auto& al = dev->allocator();
   // The conformance suite's add (bufs {out, in}, vars {k}: out[g] = in[g] + k), spirv-as of its assembly.
-  std::unique_ptr<hcq::Program> add = cts::load_spirv_kernels(*dev).add;
+  std::unique_ptr<hcq::Program> add = conformance::load_kernels(*dev, conformance::Language::SpirvAsm).add;
   std::vector<hcq::Buffer> x = {al.alloc(n * 4), al.alloc(n * 4)}, outs;
   hcq::Buffer y = al.alloc(n * 4);
   for (int k = 0; k < 2; ++k) {
@@ -90,7 +90,7 @@ TEST(VULKAN, GraphReplaysInFlightWithPatchedBuffersVariablesAndSizes) {
   }
   // A program freed and another loaded (perhaps at the same address) never reuses the old recording.
   add.reset();
-  std::unique_ptr<hcq::Program> add2 = cts::load_spirv_kernels(*dev).add;
+  std::unique_ptr<hcq::Program> add2 = conformance::load_kernels(*dev, conformance::Language::SpirvAsm).add;
   hcq::Graph g2(*dev, {hcq::GraphExec{add2.get(), {{y.addr, x[1].addr}, {10}}, {n}},
                        hcq::GraphExec{add2.get(), {{outs[0].addr, y.addr}, {20}}, {n}}});
   for (int i = 0; i < 3; ++i) v = g2.replay();
@@ -125,7 +125,7 @@ TEST(VULKAN, LostDeviceFailsPendingAndLaterSignalsAndTheProcessCarriesOn) {
   std::unique_ptr<hcq::Device> dev = vulkan::open_device(0);
   ::unsetenv("SLUICE_VULKAN_TEST_DEVICE_LOST");
   {
-    std::unique_ptr<hcq::Program> prog = cts::load_spirv_kernels(*dev).add;
+    std::unique_ptr<hcq::Program> prog = conformance::load_kernels(*dev, conformance::Language::SpirvAsm).add;
     hcq::Buffer a = dev->allocator().alloc(256), b = dev->allocator().alloc(256);
     const hcq::KernelArgs args{{a.addr, b.addr}, {7}};
     auto before = dev->new_signal("before"), held = dev->new_signal("held"),

@@ -36,9 +36,10 @@ TEST(OnnxBackend, CasesMatchTheSuitesOutputs) {
     ++count[r.status];
     total_ms += r.ms;
     if (g_verbose || r.status == Status::Fail || r.status == Status::XPass)
-      std::printf("%-16s %-60s %8.1f ms  %s\n", status_name(r.status), c.id().c_str(), r.ms, r.detail.c_str());
+      std::printf("%-16s %-60s %8.1f ms  %s\n", case_status_name(r.status), c.id().c_str(), r.ms,
+                  r.detail.c_str());
     if (r.status == Status::Fail || r.status == Status::XPass)
-      ADD_FAILURE() << c.id() << " on " << g_device << ": " << status_name(r.status) << ": " << r.detail
+      ADD_FAILURE() << c.id() << " on " << g_device << ": " << case_status_name(r.status) << ": " << r.detail
                     << "\n  reproduce: " << reproduce(c, g_device);
   }
   std::printf("%s shard %d/%d: %d passed, %d failed, %d expected failures, %d unexpected passes, %d skipped "

@@ -2,8 +2,8 @@
 //   base/ (errors) includes nothing of ours, and every layer may include it;
 //   core/ includes only core/; renderers/ only core/; hcq/ nothing from the other layers;
 //   backends/ hcq/, renderers/, core/; runtime/ everything below it; frontend/ (model importers) runtime/
-//   and below; models/ (the benchmark models) frontend/ and below, and only tools/ and tests/ include it;
-//   nothing includes tools/ or tests/.
+//   and below; models/ (the benchmark models) and conformance/ (the conformance library) frontend/ and
+//   below, and only tools/ and tests/ include them; nothing includes tools/ or tests/.
 // Project includes are quoted and relative to the repository root ("core/ir/uop.h"); <sluice/...> names
 // the installed layout of the same files, and a quoted path that is not root-relative is resolved
 // against the including file's folder.
@@ -23,8 +23,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // Top-level folders holding code, in layer order. include/ holds the umbrella header (above runtime/).
-const std::vector<std::string> kLayers = {"base",     "core",    "renderers", "hcq",   "backends", "runtime",
-                                          "frontend", "include", "models",    "tools", "tests"};
+const std::vector<std::string> kLayers = {"base",     "core",        "renderers", "hcq",
+                                          "backends", "runtime",     "frontend",  "include",
+                                          "models",   "conformance", "tools",     "tests"};
 
 bool is_layer(const std::string& s) { return std::find(kLayers.begin(), kLayers.end(), s) != kLayers.end(); }
 
@@ -32,8 +33,8 @@ bool is_layer(const std::string& s) { return std::find(kLayers.begin(), kLayers.
 bool may_include(const std::string& from, const std::string& to) {
   if (from == to) return true;
   if (to == "tools" || to == "tests") return false;
-  if (to == "models") return from == "tools" || from == "tests";
-  if (from == "models") return to != "include";  // frontend/ and below
+  if (to == "models" || to == "conformance") return from == "tools" || from == "tests";
+  if (from == "models" || from == "conformance") return to != "include";  // frontend/ and below
   if (from == "base") return false;
   if (to == "base") return true;
   if (from == "core" || from == "hcq") return false;
@@ -41,7 +42,7 @@ bool may_include(const std::string& from, const std::string& to) {
   if (from == "backends") return to == "core" || to == "renderers" || to == "hcq";
   if (from == "runtime") return to != "include" && to != "frontend";  // everything below it
   if (from == "frontend") return to != "include";                     // runtime/ and below
-  return true;                                    // include/, tools/, tests/
+  return true;                                                        // include/, tools/, tests/
 }
 
 std::string rule(const std::string& from) {
@@ -53,6 +54,7 @@ std::string rule(const std::string& from) {
   if (from == "runtime") return "runtime/ includes only the layers below it";
   if (from == "frontend") return "frontend/ includes only runtime/ and the layers below it";
   if (from == "models") return "models/ includes only frontend/ and the layers below it";
+  if (from == "conformance") return "conformance/ includes only frontend/ and the layers below it";
   return "nothing includes tools/ or tests/";
 }
 
@@ -164,6 +166,8 @@ TEST(Layering, CheckerFindsViolations) {
   EXPECT_TRUE(check_line("models/models.h", "#include \"tools/bench/common.h\""));
   EXPECT_TRUE(check_line("runtime/tensor.cpp", "#include \"frontend/onnx/model.h\""));
   EXPECT_TRUE(check_line("frontend/onnx/model.cpp", "#include \"models/models.h\""));
+  EXPECT_TRUE(check_line("runtime/realize.cpp", "#include \"conformance/check.h\""));
+  EXPECT_TRUE(check_line("conformance/check.cpp", "#include \"models/models.h\""));
   // ... and lines that keep them.
   EXPECT_FALSE(check_line("core/ir/uop.cpp", "#include \"core/ir/uop.h\""));
   EXPECT_FALSE(check_line("core/ir/uop.cpp", "#include \"dtype.h\""));  // sibling, stays in core/
@@ -180,6 +184,8 @@ TEST(Layering, CheckerFindsViolations) {
   EXPECT_FALSE(check_line("core/ir/uop.cpp", "#include \"base/error.h\""));
   EXPECT_FALSE(check_line("frontend/onnx/model.cpp", "#include \"runtime/jit.h\""));
   EXPECT_FALSE(check_line("tools/sluice/run.cpp", "#include \"frontend/onnx/model.h\""));
+  EXPECT_FALSE(check_line("tests/cts/checks_test.cpp", "#include \"conformance/check.h\""));
+  EXPECT_FALSE(check_line("conformance/devices.cpp", "#include \"backends/cpu/device.h\""));
   auto v = check_line("core/ir/uop.h", "#include \"runtime/tensor.h\"", 7);
   ASSERT_TRUE(v);
   EXPECT_EQ(v->message, "core/ir/uop.h:7: includes runtime/tensor.h (core/ includes only core/)");
@@ -192,6 +198,7 @@ TEST(Layering, HcqIncludesNoOtherLayer) { expect_layer_clean("hcq"); }
 TEST(Layering, BackendsIncludeOnlyHcqRenderersCore) { expect_layer_clean("backends"); }
 TEST(Layering, RuntimeIncludesOnlyLayersBelow) { expect_layer_clean("runtime"); }
 TEST(Layering, FrontendIncludesOnlyRuntimeAndBelow) { expect_layer_clean("frontend"); }
+TEST(Layering, ConformanceIncludesOnlyFrontendAndBelow) { expect_layer_clean("conformance"); }
 
 TEST(Layering, NothingIncludesToolsOrTests) {
   std::vector<Violation> vs;

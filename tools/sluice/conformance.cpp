@@ -1,4 +1,4 @@
-// `sluice conformance`: the queue checks (queue_checks.h) and the op sweep (op_sweep.h) on each device,
+// `sluice conformance`: the queue checks (conformance/check.h) and the op sweep (op_sweep.h) on each device,
 // a device x group summary, one reproducing command per failure, and exit code 1 on any unexpected
 // result (a failure, or a pass of a known failure). Op cases run in batches: one Realizer::run per batch
 // schedules many cases together, so their kernels compile in one compiler invocation; a batch that
@@ -14,6 +14,8 @@
 #include <map>
 #include <set>
 
+#include "conformance/check.h"
+#include "conformance/devices.h"
 #include "frontend/onnx/backend_suite.h"
 #include "runtime/device.h"
 #include "runtime/expectations.h"
@@ -22,7 +24,6 @@
 #include "tools/sluice/cli.h"
 #include "tools/sluice/op_sweep.h"
 #include "tools/sluice/plant.h"
-#include "tools/sluice/queue_checks.h"
 #include "tools/sluice/trace.h"
 
 namespace sluice::cli {
@@ -31,17 +32,7 @@ namespace {
 constexpr size_t kBatch = 64;    // op cases scheduled together
 constexpr uint64_t kGuard = 64;  // sentinel bytes around every buffer
 
-enum class Status { Pass, Fail, Skip, XFail, XPass };
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::Pass: return "passed";
-    case Status::Fail: return "failed";
-    case Status::Skip: return "skipped";
-    case Status::XFail: return "expected failure";
-    case Status::XPass: return "unexpected pass";
-  }
-  return "?";
-}
+using Status = CaseStatus;
 
 struct Result {
   std::string device, name, group;
@@ -155,15 +146,8 @@ struct Runner {
 
   // Applies the expectation table to a result that ran.
   Result finish(Result r) {
-    const Expectation* e = expectation_for(r.device, r.name);
-    const bool failed = !r.detail.empty();
-    if (e && e->expect == Expect::KnownFailure) {
-      r.status = failed ? Status::XFail : Status::XPass;
-      if (!failed)
-        r.detail = std::string("known failure passed (") + e->reason + "): remove it from expectations.cpp";
-    } else {
-      r.status = failed ? Status::Fail : Status::Pass;
-    }
+    Verdict v = judge(r.device, r.name, r.detail);
+    r.status = v.status, r.detail = std::move(v.detail);
     return r;
   }
 };
@@ -199,11 +183,11 @@ int run(const Options& o) {
       throw UsageError("--suite '" + s + "' is not one of queue, ops, onnx, all");
     a = b + 1;
   }
-  std::vector<const QueueCheck*> checks;
+  std::vector<const conformance::Check*> checks;
   std::vector<const OpCase*> ops;
   std::vector<onnx::suite::Case> onnx_cases;
   if (suites.count("queue"))
-    for (const QueueCheck& q : queue_checks())
+    for (const conformance::Check& q : conformance::checks())
       if (glob_match(o.filter, q.name)) checks.push_back(&q);
   if (suites.count("ops"))
     for (const OpCase& c : op_cases())
@@ -223,7 +207,7 @@ int run(const Options& o) {
 
   if (o.list) {  // the selected cases, without running them
     nlohmann::json j = nlohmann::json::array();
-    for (const QueueCheck* q : checks) j.push_back({{"name", q->name}, {"group", "queue"}});
+    for (const conformance::Check* q : checks) j.push_back({{"name", q->name}, {"group", "queue"}});
     for (const OpCase* c : ops) j.push_back({{"name", c->name}, {"group", c->group}});
     for (const auto& c : onnx_cases) j.push_back({{"name", c.id()}, {"group", "onnx/" + c.group}});
     if (o.json)
@@ -239,29 +223,15 @@ int run(const Options& o) {
     hcq::Device& dev = open_device(name);
     trace_device(dev);
     Progress progress(name, checks.size() + ops.size() + onnx_cases.size(), bar);
-    CheckContext ctx{name, dev, nullptr};
-    for (const QueueCheck* q : checks) {
-      Result r{name, q->name, "queue", Status::Pass, 0, "", ""};
-      if (const Expectation* e = expectation_for(name, q->name); e && e->expect == Expect::Unsupported) {
-        r.status = Status::Skip, r.detail = e->reason;
-      } else {
-        try {
-          q->run(ctx);
-        } catch (const SkipCheck& e) {
-          r.status = Status::Skip, r.detail = e.what();
-        } catch (const std::exception& e) {
-          r.detail = e.what();
-          if (r.detail.empty()) r.detail = "failed";
-        }
-        if (r.status != Status::Skip) r = Runner{name, nullptr, results}.finish(r);
-      }
-      results.push_back(r);
+    conformance::Context ctx(conformance::device_entry(name), dev, name);
+    for (const conformance::Check* q : checks) {
+      Verdict v = conformance::run_check(*q, ctx);
+      results.push_back({name, q->name, "queue", v.status, 0, std::move(v.detail), ""});
       progress.step();
     }
     for (const auto& c : onnx_cases) {
       onnx::suite::Result r = onnx::suite::run_case(c, name);
-      Result x{name,    c.id(),   "onnx/" + c.group,         Status(int(r.status)),
-               r.worst, r.detail, onnx_family(c.name, r.ops)};
+      Result x{name, c.id(), "onnx/" + c.group, r.status, r.worst, r.detail, onnx_family(c.name, r.ops)};
       results.push_back(x);
       progress.step();
     }
@@ -345,7 +315,7 @@ int run(const Options& o) {
       nlohmann::json e = {{"device", r.device},
                           {"name", r.name},
                           {"group", r.group},
-                          {"status", status_name(r.status)},
+                          {"status", case_status_name(r.status)},
                           {"detail", r.detail}};
       if (r.status == Status::Fail || r.status == Status::XPass) e["reproduce"] = reproduce(r);
       j["results"].push_back(e);

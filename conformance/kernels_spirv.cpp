@@ -1,7 +1,9 @@
 // The suite's kernels for VULKAN: SPIR-V assembly (renderers/spirv.h ABI: buffer i = set 0 binding i,
-// variable i = push constant at 4*i, the flattened work-group id indexes), assembled at test start with
+// variable i = push constant at 4*i, the flattened work-group id indexes), assembled on first use with
 // spirv-as from SPIRV-Tools (scripts/install-deps.sh, group vulkan). Without spirv-as the kernels cannot be
-// built and the VULKAN tests skip with that reason.
+// built, and the checks that need them skip with that reason (check.h: Context::kernels).
+#include "conformance/kernels.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,13 +13,9 @@
 #include <string>
 #include <vector>
 
-#if __has_include(<vulkan/vulkan.h>)
-#include "backends/vulkan/driver.h"
-#endif
 #include "hcq/error.h"
-#include "tests/cts/devices.h"
 
-namespace sluice::cts {
+namespace sluice::conformance {
 namespace {
 
 // Types, the builtins, `nbufs` int buffers (%b0, %b1, ...), the push constants if `vars`, and %g: the
@@ -70,8 +68,8 @@ const std::string kVar0 = "%pv = OpAccessChain %ppcint %vars %c0\n%k = OpLoad %i
 // 16 bytes on lavapipe, while the flag sits 4 bytes into a block). So the module declares no binding for it
 // (the backend then binds nothing) and spins for 2^30 ticks of the device clock (VK_KHR_shader_clock)
 // instead, bounded because Vulkan cannot cancel a dispatch. llvmpipe hoists the clock read out of the loop
-// and deletes the loop, so on lavapipe it returns at once; VULKAN declares HangRecovery unsupported
-// (devices.cpp) and the hang test does not run it.
+// and deletes the loop, so on lavapipe it returns at once; VULKAN declares queue/hung_kernel unsupported
+// (runtime/expectations.cpp) and the hang check does not run it.
 const std::vector<std::string>& sources() {
   static const std::vector<std::string> s = {
       module("cts_fill", 1, true,
@@ -122,27 +120,15 @@ std::string assemble(const std::string& text) {
   return bytes;
 }
 
-#if __has_include(<vulkan/vulkan.h>)
-// Fails the run if the validation layer reported any error (driver.h counts them; with the layer off the
-// count stays 0).
-class NoValidationErrors : public testing::Environment {
- public:
-  void TearDown() override {
-    EXPECT_EQ(vulkan::validation_errors(), 0u) << "Vulkan validation errors (printed above as they happened)";
-  }
-};
-const auto* const kNoValidationErrors = testing::AddGlobalTestEnvironment(new NoValidationErrors);
-#endif
-
 }  // namespace
 
-Kernels load_spirv_kernels(hcq::Device& dev) {
+const std::vector<std::string>& spirv_modules() {
   static const std::vector<std::string> modules = [] {
     std::vector<std::string> m;
     for (const auto& s : sources()) m.push_back(assemble(s));
     return m;
   }();
-  return load_kernels(dev, modules);
+  return modules;
 }
 
-}  // namespace sluice::cts
+}  // namespace sluice::conformance
