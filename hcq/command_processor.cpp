@@ -169,7 +169,7 @@ void CommandProcessor::wait_for(const Signal& s, uint64_t v, uint64_t tv, Clock:
     if (!error.empty()) {
       // The device failed under this thread: it applies the failure, as the completion thread would (a
       // driver may report a fault to one query only).
-      auto err = failure(error, true);
+      auto err = failure(error);
       std::lock_guard c(complete_mu_);
       uint64_t front = 0;
       {
@@ -288,6 +288,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
           if (s.value() >= p[2] && !s.failed()) break;
           if (!s.failed() && encode_wait(s, p[2])) {
             open_ = true;
+            cur_.completions.emplace_back(Completion::Waited, s, p[2]);
             break;
           }
           error = host_wait(s, p[2]);
@@ -306,6 +307,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
         case pk::Exec: {
           pk::ExecView e(p);
           open_ = true;
+          mark_follows_ = mark_follows_after(w, r.at + pk::words(p[0]));
           encode_exec(e, t);
           cur_.programs.push_back(e.program);
           if (timing.start != kNoMark) profiled(timing, e.program, 0);
@@ -314,6 +316,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
         }
         case pk::Copy:
           open_ = true;
+          mark_follows_ = mark_follows_after(w, r.at + pk::words(p[0]));
           encode_copy(p[1], p[2], p[3], t);
           if (timing.start != kNoMark) profiled(timing, nullptr, p[3]);
           if (++commands_ >= cfg_.segment_commands) flush();
@@ -346,6 +349,12 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
       if (c.kind == Completion::Signal) c.kind = Completion::Fail, c.error = err;
     seal();
   }
+}
+
+// Whether a signal or timestamp packet follows word `at` of `w` (barriers aside), or nothing does.
+bool CommandProcessor::mark_follows_after(std::span<const uint64_t> w, size_t at) {
+  while (at < w.size() && pk::op(w[at]) == pk::Barrier) at += pk::words(w[at]);
+  return at >= w.size() || pk::op(w[at]) == pk::Signal || pk::op(w[at]) == pk::Timestamp;
 }
 
 void CommandProcessor::profiled(Marks timing, const Program* program, uint64_t bytes) {
@@ -460,8 +469,7 @@ std::shared_ptr<std::string> CommandProcessor::wait_device(uint64_t token) {
   for (;;) {
     std::string error;
     if (wait_segment(token, kPoll, error)) return nullptr;
-    // The device's own completion primitive failed: nothing later on the queue can be trusted either.
-    if (!error.empty()) return failure(error, true);
+    if (!error.empty()) return failure(error);
     if (abandoned_) return nullptr;
   }
 }
@@ -473,16 +481,26 @@ void CommandProcessor::apply(Segment& s, const std::shared_ptr<std::string>& err
     const uint64_t t = mark_ns(m);
     return t ? std::clamp(t, s.submit_ns, done) : done;
   };
+  std::string skipped;  // the error of a failed device-held wait: its submission's later signals fail
   for (const Completion& c : s.completions) {
     switch (c.kind) {
       case Completion::Signal:
         if (error)
           c.signal.fail(*error);
+        else if (!skipped.empty())
+          c.signal.fail(skipped);
         else
           c.signal.device_write(c.value, ns_of(c.marks.start));
         break;
       case Completion::Timestamp:
-        if (!error) c.signal.device_timestamp(ns_of(c.marks.start));
+        if (!error && skipped.empty()) c.signal.device_timestamp(ns_of(c.marks.start));
+        break;
+      case Completion::Waited:
+        // The device ran past the wait, so the signal's writer ran too; its completion (on another queue
+        // perhaps) says whether it was written or failed. An abandoned writer fails it.
+        while (!error && skipped.empty() && !c.signal.wait_until(c.value, Clock::now() + kPoll) &&
+               !abandoned_) {}
+        if (!error && skipped.empty() && c.signal.failed()) skipped = c.signal.error();
         break;
       case Completion::Fail: c.signal.fail(c.error ? *c.error : std::string("[submit] failed")); break;
       case Completion::Profile:
@@ -491,7 +509,10 @@ void CommandProcessor::apply(Segment& s, const std::shared_ptr<std::string>& err
                         ns_of(c.marks.start), ns_of(c.marks.end), c.value, c.submission, c.at,
                         c.program ? Transfer::None : Transfer::DeviceToDevice});
         break;
-      case Completion::Retire: cfg_.retire(c.value, done); break;
+      case Completion::Retire:
+        cfg_.retire(c.value, done);
+        skipped.clear();
+        break;
     }
   }
 }

@@ -9,8 +9,10 @@
 //   idle and every wait of the submission is already met (the fast path), else the queue's worker
 //   thread, which takes submissions from a FIFO.
 // - Packets are walked once (packet::each). A met wait costs nothing; a wait the backend can put on the
-//   device (encode_wait) stays there; any other wait submits what was recorded so far and blocks the
-//   worker on the host until the signal reaches the value or fails. After a failed wait (or a command
+//   device (encode_wait) stays there, and its submission's later signals are written only if the signal
+//   it waited for was reached, not failed (the completion waits for that signal's own completion); any
+//   other wait submits what was recorded so far and blocks the worker on the host until the signal
+//   reaches the value or fails. After a failed wait (or a command
 //   the backend could not record) the rest of the submission is skipped and every signal it would have
 //   written fails with that error; the submission still retires in order.
 // - Recorded work goes to the device in segments (submit_segment) of at most Config::segment_commands
@@ -153,7 +155,9 @@ class CommandProcessor {
   // The open segment will not run (a command failed, or submit_segment threw): its commands and marks
   // are void. It still completes in order, as a segment that was never submitted (token 0).
   virtual void discard_segment() = 0;
-  // Whether error `e` (thrown by the encoder, or returned by wait_segment) leaves the queue unusable.
+  // Whether error `e` (thrown by the encoder, or returned by wait_segment) leaves the queue unusable: the
+  // work in flight and every later submission fail with it. Otherwise only its submission (or segment)
+  // fails.
   virtual bool fatal(const std::string& e) const {
     (void)e;
     return false;
@@ -178,15 +182,21 @@ class CommandProcessor {
   bool abandoned() const { return abandoned_.load(); }
   const Config& config() const { return cfg_; }
   uint64_t submission() const { return tv_; }  // the timeline value of the submission being recorded
+  // While encode_exec/encode_copy run: a signal or timestamp follows the command (barriers aside), or it
+  // ends its submission, so its completion time will be asked for (a backend that gives a command an
+  // event only when needed gives it one now).
+  bool mark_follows() const { return mark_follows_; }
   uint64_t last_submitted() const { return submitted_; }  // recording thread only
 
  private:
   struct Completion {
-    enum Kind : uint8_t { Signal, Timestamp, Fail, Profile, Retire };
+    // Waited: a wait the device holds (encode_wait); its signal must be reached, not failed, for the
+    // rest of its submission's signals to be written.
+    enum Kind : uint8_t { Signal, Timestamp, Fail, Profile, Waited, Retire };
     explicit Completion(Kind k, SignalRef s = {}, uint64_t v = 0) : kind(k), signal(std::move(s)), value(v) {}
     Kind kind;
-    SignalRef signal;                    // Signal, Timestamp, Fail
-    uint64_t value = 0;                  // Signal, Retire: the value; Profile: bytes
+    SignalRef signal;                    // Signal, Timestamp, Fail, Waited
+    uint64_t value = 0;                  // Signal, Waited, Retire: the value; Profile: bytes
     Marks marks;                         // Signal, Timestamp: start; Profile: both
     const Program* program = nullptr;    // Profile: null for a copy
     std::shared_ptr<std::string> error;  // Fail
@@ -212,6 +222,7 @@ class CommandProcessor {
                uint64_t graph);
   std::shared_ptr<std::string> host_wait(const SignalRef& s, uint64_t v);
   void profiled(Marks timing, const Program* program, uint64_t bytes);  // a Profile completion
+  static bool mark_follows_after(std::span<const uint64_t> w, size_t at);
   // An error that fails a submission; a fatal() or `sticky` one fails every later one too.
   std::shared_ptr<std::string> failure(const std::string& e, bool sticky = false);
   void seal();  // hands the open segment to the completion thread (token set)
@@ -224,8 +235,9 @@ class CommandProcessor {
   Config cfg_;
   // Recording state: touched only by the thread that holds busy_.
   Segment cur_;
-  bool open_ = false;       // cur_ has commands the backend recorded
-  size_t commands_ = 0;     // kernels and copies in cur_
+  bool open_ = false;    // cur_ has commands the backend recorded
+  size_t commands_ = 0;  // kernels and copies in cur_
+  bool mark_follows_ = false;
   uint64_t submitted_ = 0;  // the token of the last submitted segment
   uint64_t tv_ = 0;         // the packet being recorded: its submission's timeline value, its offset
   uint32_t at_ = 0;

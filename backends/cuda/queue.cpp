@@ -333,6 +333,11 @@ class StreamQueue final : public hcq::CommandProcessor {
     }
   }
 
+  // A kernel fault is sticky in the driver's context: every later submission fails with it.
+  bool fatal(const std::string& e) const override {
+    return e.find(": kernel fault in submission") != std::string::npos;
+  }
+
   uint64_t finished_segment() override { return 0; }  // each segment's end event is asked on its own
 
   uint64_t mark_ns(uint32_t m) override {

@@ -169,8 +169,9 @@ class VkQueueImpl final : public hcq::CommandProcessor {
     if (graphs_) graphs_->forget(graph);
   }
 
+  // A lost device, or a semaphore that cannot be waited for: nothing later on the queue can run.
   bool fatal(const std::string& e) const override {
-    return e.find("VK_ERROR_DEVICE_LOST") != std::string::npos;
+    return e.find("VK_ERROR_DEVICE_LOST") != std::string::npos || e.rfind("[vkWaitSemaphores]", 0) == 0;
   }
 
   uint64_t submit_segment() override {

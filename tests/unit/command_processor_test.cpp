@@ -212,8 +212,24 @@ TEST_F(CommandProcessorTest, AWaitTheDeviceCanHoldIsEncodedInsteadOfHeldOnTheHos
   EXPECT_EQ(q.device_held_waits.load(), 1);
   EXPECT_EQ(q.execs.load(), 1) << "the commands after a device-held wait are recorded at once";
   EXPECT_NE(q.status().phase, QueueStatus::Waiting) << "nothing waits on the host";
+  gate.set(1);  // what the device waited for
   q.finished = UINT64_MAX;
   done.wait(1, 10s);
+}
+
+// The device ran past a wait it held, but the signal's writer failed: the signals after the wait fail
+// with its error; those before it stand.
+TEST_F(CommandProcessorTest, ADeviceHeldWaitOnASignalThatFailsFailsTheSignalsAfterIt) {
+  Signal gate("gate"), before("before"), after("after");
+  q.device_waits = true;
+  push(HwQueue().signal(before, 1).wait(gate, 1).exec(kernel, {}, {1}).signal(after, 1), 1);
+  q.finished = UINT64_MAX;
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(after.value(), 0u) << "written before the signal it waited for resolved";
+  gate.fail("[test] the writer failed");
+  EXPECT_THROW(after.wait(1, 10s), Error);
+  EXPECT_EQ(after.error(), "[test] the writer failed");
+  EXPECT_EQ(before.value(), 1u);
 }
 
 TEST_F(CommandProcessorTest, AHostHeldWaitIsDescribedAndRunsOnceMet) {
