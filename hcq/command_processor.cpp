@@ -180,7 +180,7 @@ void CommandProcessor::wait_for(const Signal& s, uint64_t v, uint64_t tv, Clock:
             break;
           }
       }
-      if (front && front <= target) drain(front, err);
+      if (front == target) drain(front, err);  // else the completion thread reaches it in turn
       return;
     }
   }

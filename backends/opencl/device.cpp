@@ -5,6 +5,7 @@
 #include "backends/opencl/driver.h"
 #include "backends/opencl/program.h"
 #include "backends/opencl/queue.h"
+#include "hcq/processor_device.h"
 #include "renderers/opencl.h"
 
 namespace sluice::opencl {
@@ -15,20 +16,27 @@ bool has_extension(cl_device_id d, const std::string& ext) {
   return all.find(" " + ext + " ") != std::string::npos;
 }
 
-class Device final : public hcq::Device {
+class Device final : public hcq::ProcessorDevice {
  public:
   Device(std::string name, int ordinal)
-      : hcq::Device(std::move(name), 1, 1), ctx_(std::make_shared<const Context>(ordinal)), programs_(*ctx_) {
-    queues_ =
-        make_queues({this, ctx_.get(), &mem_, [this](hcq::ProfileRecord r) { add_profile(std::move(r)); }});
-    allocator_ = make_allocator(*this, *ctx_, mem_, queues_->host_queue());
+      : hcq::ProcessorDevice(std::move(name)),
+        ctx_(std::make_shared<const Context>(ordinal)),
+        programs_(*ctx_),
+        queues_(make_queues(*ctx_, mem_, this->name())) {
+    allocator_ = make_allocator(*this, *ctx_, mem_, host_queue(*queues_));
     compiler_ = make_compiler(ctx_);
     props_ = query();
+    start_queues();
   }
 
-  // Queues drain before the allocator's cache is released and the context goes.
+  // Queues drain before the allocator's cache is released and the context goes. Queues the driver did
+  // not finish within the hang timeout stay alive (their kernels may still run), and so does the context.
   ~Device() override {
-    queues_.reset();
+    if (!stop_queues()) {
+      (void)new std::shared_ptr<Queues>(queues_);
+      (void)new std::shared_ptr<const Context>(ctx_);
+    }
+    release_queues();
     allocator_.reset();
   }
 
@@ -39,11 +47,9 @@ class Device final : public hcq::Device {
     return programs_.load(*this, name, binary, layout);
   }
 
-  std::string explain_stall(const hcq::Signal&, uint64_t) override { return queues_->explain_stall(); }
-
  protected:
-  uint64_t do_submit(const hcq::HwQueue& q) override {
-    return queues_->submit(q, [this] { return next_timeline_value(); });
+  std::unique_ptr<hcq::CommandProcessor> make_queue(int k, hcq::CommandProcessor::Config cfg) override {
+    return start_queue(*queues_, std::move(cfg), k);
   }
 
  private:
@@ -69,7 +75,7 @@ class Device final : public hcq::Device {
   std::shared_ptr<const Context> ctx_;
   Memory mem_;
   ProgramCache programs_;
-  std::unique_ptr<Queues> queues_;
+  std::shared_ptr<Queues> queues_;
   hcq::Properties props_;
 };
 

@@ -31,10 +31,8 @@ TEST(OpenCLQueue, TimedOutWaitNamesTheSignalABlockedQueueWaitsFor) {
     out->wait(1, std::chrono::milliseconds(20));
     FAIL() << "the wait should time out";
   } catch (const hcq::TimeoutError& e) {
-    EXPECT_NE(
-        std::string(e.what()).find("compute:0 holds its later submissions until signal 'gate' reaches 1 "
-                                   "(value 0)"),
-        std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("compute:0 waits for signal 'gate' to reach 1 (value 0)"),
+              std::string::npos)
         << e.what();
   }
   gate->set(1);
