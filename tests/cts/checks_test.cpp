@@ -59,7 +59,11 @@ class CheckTest : public testing::Test {
   const DeviceEntry& entry_;
 };
 
-const bool kRegistered = [] {
+// Registered from main: the tables are other files' statics, which static
+// initialization may not have reached yet.
+}  // namespace
+
+void register_checks() {
   // The suite runs VULKAN under the Khronos validation layer (SLUICE_VULKAN_VALIDATION=0 in the environment
   // turns it off), so it is set before any device opens.
   ::setenv("SLUICE_VULKAN_VALIDATION", "1", 0);
@@ -71,8 +75,9 @@ const bool kRegistered = [] {
                             nullptr, nullptr, __FILE__, __LINE__,
                             [&c, e]() -> testing::Test* { return new CheckTest(c, *e); });
     }
-  return true;
-}();
+}
+
+namespace {
 
 // Closes the devices once every test ran, while the drivers and layers they call are still loaded (at
 // exit they may not be); then fails the run if the Vulkan validation layer reported any error (driver.h
@@ -90,3 +95,9 @@ const auto* const kCloseDevices = testing::AddGlobalTestEnvironment(new CloseDev
 
 }  // namespace
 }  // namespace sluice::conformance
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  sluice::conformance::register_checks();
+  return RUN_ALL_TESTS();
+}

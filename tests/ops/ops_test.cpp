@@ -1,370 +1,44 @@
-// Tensor ops realized on every device of the registry (runtime/device.h) through the whole pipeline
-// (schedule, lower, render, compile, run) against the reference evaluator (runtime/reference.h), in the
-// manner of ggml's test-backend-ops: floats within a tolerance by dtype, integers exactly, elements the
-// reference marks undefined skipped, and sentinel bytes around every buffer to catch out-of-bounds writes
-// (and a test that plants such a write to prove the check catches it). Devices that are absent skip with
-// their reason; what a device cannot run is declared, with the reason, in kUnsupported. A table of the
-// kernels run is printed at the end.
+// The conformance library's op cases (conformance/op_cases.h) on every device of the registry
+// (runtime/device.h) through the whole pipeline against the reference evaluator, run by the same runner
+// as `sluice conformance` (conformance/op_runner.h: tolerances by dtype, guard bytes around every buffer,
+// the one expectations table):
+//   ops.<case>/<DEVICE>         each composite case (`ops/<case>`) alone; on a device whose table row
+//                               marks it Unsupported (NULL computes nothing) it still runs end to end
+//   ops_sweep.<group>/<DEVICE>  the sweep's --quick cases of a group (`ops/unary`, ...) in batches, as
+//                               `sluice conformance --quick` runs them; SLUICE_CONFORMANCE_FULL=1: every
+//                               case of the group, as `sluice conformance` does
+// plus this suite's own: a planted out-of-bounds write the guards must catch, and an unoptimized sum over
+// llvmpipe's loop limit. Devices that are absent skip with their reason. A table of the kernels the
+// composite cases ran is printed at the end.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <ostream>
 #include <string>
 #include <vector>
 
+#include "conformance/op_cases.h"
+#include "conformance/op_runner.h"
 #include "core/ir/shape_tracker.h"
-#include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/device_name.h"
 #include "runtime/expectations.h"
 #include "runtime/realize.h"
-#include "runtime/reference.h"
 #include "runtime/tensor.h"
 
 namespace sluice {
 namespace {
 
-// The expectations table (runtime/expectations.h) names these cases "ops/<case>". A case a device's row
-// marks Unsupported still runs end to end there; only its values go unchecked (NULL computes nothing).
+using conformance::OpCase;
+using conformance::OpResult;
+
+// Why the table says `device` has no values to check for `name` ("" when it has).
 std::string no_values(const std::string& device, const std::string& name) {
   const Expectation* e = expectation_for(device, "ops/" + name);
   return e && e->expect == Expect::Unsupported ? e->reason : "";
-}
-// A KnownFailure row's reason: the case still runs, and one that starts passing fails the test, so the
-// row is removed rather than left to hide a regression.
-std::string known_failure(const std::string& device, const std::string& name) {
-  const Expectation* e = expectation_for(device, "ops/" + name);
-  return e && e->expect == Expect::KnownFailure ? e->reason : "";
-}
-// Why `device` cannot run dtype `what` ("" when it can), from what the device itself reports.
-std::string unsupported(const std::string& device, const std::string& what) {
-  if (what == "float64" || what == "float16" || what == "int64") {
-    const hcq::Properties p = open_device(device).properties();
-    const bool ok = what == "float64" ? p.float64 : what == "float16" ? p.float16 : p.int64;
-    if (!ok) return device + " reports no " + what + " support";
-  }
-  return "";
-}
-
-// Deterministic host data in [lo, hi): the inputs stay exact, so differences come from the kernels.
-std::vector<float> data(int64_t n, uint32_t seed, float lo = -2, float hi = 2) {
-  std::vector<float> v;
-  v.resize(size_t(n));
-  uint32_t x = seed * 2654435761u + 12345;
-  for (float& f : v) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    f = lo + (hi - lo) * float(x % 10000) / 10000.0f;
-  }
-  return v;
-}
-Tensor randf(const std::string& dev, const Shape& shape, uint32_t seed, float lo = -2, float hi = 2) {
-  return Tensor::from(data(prod(shape), seed, lo, hi), shape, dev);
-}
-Tensor randi(const std::string& dev, const Shape& shape, uint32_t seed, int lo = -50, int hi = 50) {
-  std::vector<int32_t> v;
-  for (float f : data(prod(shape), seed, float(lo), float(hi))) v.push_back(int32_t(std::floor(f)));
-  return Tensor::from(v, shape, dev);
-}
-
-// The inputs most cases share, on one device.
-struct In {
-  explicit In(std::string d)
-      : dev(std::move(d)),
-        a(randf(dev, {4, 5}, 1)),
-        b(randf(dev, {4, 5}, 2)),
-        row(randf(dev, {5}, 3)),
-        pos(randf(dev, {4, 5}, 4, 0.1f, 4)),
-        ia(randi(dev, {4, 5}, 5)),
-        ib(randi(dev, {4, 5}, 6, -6, 6)),
-        sh(randi(dev, {4, 5}, 7, -2, 34)) {}
-  std::string dev;
-  Tensor a, b, row, pos, ia, ib, sh;
-};
-
-struct OpCase {
-  // float32 default tolerance: one rounding per op, a few ops deep.
-  OpCase(std::string n, std::function<Tensor(const In&)> f, double rt = 1e-5, double at = 1e-6,
-         std::string dtype = "")
-      : name(std::move(n)), build(std::move(f)), rtol(rt), atol(at), needs(std::move(dtype)) {}
-  std::string name;
-  std::function<Tensor(const In&)> build;
-  double rtol, atol;
-  std::string needs;  // a dtype a device may not support (kUnsupported), or ""
-};
-
-void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
-
-OpCase loose(std::string name, std::function<Tensor(const In&)> f, double tol = 1e-4) {
-  return {std::move(name), std::move(f), tol, tol};
-}
-
-std::vector<OpCase> cases() {
-  std::vector<OpCase> v = {
-      // elementwise float32, broadcasting
-      {"add_broadcast", [](const In& d) { return d.a + d.row; }},
-      {"sub_scalar", [](const In& d) { return d.a - 1.5f; }},
-      {"mul", [](const In& d) { return d.a * d.b; }},
-      {"div", [](const In& d) { return d.a / d.b; }},
-      {"neg_abs", [](const In& d) { return (-d.a).abs(); }},
-      {"maximum", [](const In& d) { return d.a.maximum(d.b); }},
-      {"minimum", [](const In& d) { return d.a.minimum(d.row); }},
-      {"maximum_nan", [](const In& d) { return (d.a / d.a.mul(0)).maximum(d.b); }},
-      {"reciprocal", [](const In& d) { return d.pos.reciprocal(); }},
-      loose("exp", [](const In& d) { return d.a.exp(); }),
-      loose("log", [](const In& d) { return d.pos.log(); }),
-      loose("sqrt", [](const In& d) { return d.pos.sqrt(); }),
-      loose("sin_cos", [](const In& d) { return d.a.sin() + d.b.cos(); }),
-      loose("pow", [](const In& d) { return d.pos.pow(d.b); }),
-      loose("sigmoid_tanh_gelu", [](const In& d) { return d.a.sigmoid() + d.b.tanh() + d.a.gelu(); }),
-      {"relu", [](const In& d) { return d.a.relu(); }},
-      {"trunc_floor_ceil_round",
-       [](const In& d) { return d.a.mul(3).trunc() + d.a.mul(3).floor() * 2 + d.b.ceil() * 4 + d.b.round(); }},
-      {"where_cmp", [](const In& d) { return (d.a < d.b).where(d.a, d.b * 2); }},
-      {"eq_ne", [](const In& d) { return (d.a.mul(2).round() == d.b.mul(2).round()).logical_or(d.a != d.a); }},
-      {"isnan_isinf", [](const In& d) { return (d.a / d.a.mul(0)).isnan().logical_xor((d.a / 0.0f).isinf()); }},
-      // int32: exact, wrapping, C division
-      {"int_add_sub_mul", [](const In& d) { return d.ia * d.ia * d.ia * d.ia * d.ia * d.ia + d.ib - d.ia; }},
-      {"int_div_mod", [](const In& d) { return d.ia.div(d.ib, Rounding::Trunc) + d.ia % d.ib * 100; }},  // x/0 undefined
-      {"int_floor_divide", [](const In& d) { return d.ia.floor_divide(d.ib); }},
-      {"int_max_min", [](const In& d) { return d.ia.maximum(d.ib) * 3 + d.ia.minimum(d.ib); }},
-      {"int_bitwise", [](const In& d) { return (d.ia & d.ib) + (d.ia | 7) * 2 + (d.ia ^ d.ib); }},
-      {"int_shifts", [](const In& d) { return (d.ia << d.sh) + (d.ia >> d.sh); }},  // shifts >= 32 undefined
-      {"int_neg_cmp", [](const In& d) { return (-d.ia).lt(d.ib).where(d.ia, -d.ib); }},
-      {"int_overflow", [](const In& d) { return (d.ia + 2147483600) * 3; }},
-      // casts and other dtypes
-      {"cast_float_int", [](const In& d) { return d.a.mul(10).cast(dtypes::int32); }},
-      {"cast_int_float", [](const In& d) { return d.ia.cast(dtypes::float32) / 7.0f; }},
-      {"cast_bool",
-       [](const In& d) {
-         return d.a.cast(dtypes::bool_).cast(dtypes::int32) + d.ia.cast(dtypes::bool_).cast(dtypes::int32);
-       }},
-      {"cast_int8_wrap", [](const In& d) { return d.ia.mul(9).cast(dtypes::int8); }},
-      {"uint8_arith", [](const In& d) { return d.ia.cast(dtypes::uint8) * 7 + 200; }},
-      {"int64_arith", [](const In& d) { return d.ia.cast(dtypes::int64) * 100000 * 100000 + d.ib; }, 0, 0, "int64"},
-      {"float64", [](const In& d) { return d.a.cast(dtypes::float64) * d.b.cast(dtypes::float64) + 1e-12; }, 1e-12, 1e-15,
-       "float64"},
-      {"bitcast", [](const In& d) { return d.a.bitcast(dtypes::int32) ^ 1; }},
-      {"float16", [](const In& d) { return d.a.cast(dtypes::float16) + 1; }, 1e-3, 1e-3, "float16"},
-      // movement
-      {"permute",
-       [](const In& d) {
-         return d.a.permute({1, 0}).contiguous();
-       }},
-      {"pad",
-       [](const In& d) {
-         return d.a.pad({{1, 2}, {0, 3}}, 0);
-       }},
-      {"pad_value",
-       [](const In& d) {
-         return d.a.pad({{1, 0}, {2, 1}}, 7.5f) * 2;
-       }},
-      {"shrink_flip",
-       [](const In& d) {
-         return d.a.shrink({{1, 3}, {0, 4}}).flip({0, 1});
-       }},
-      {"chain",
-       [](const In& d) {
-         return d.a.reshape({2, 10}).permute({1, 0}).pad({{1, 1}, {0, 2}}).flip({0}).shrink({{2, 9}, {1, 4}}) +
-                1;
-       }},
-      {"expand",
-       [](const In& d) {
-         return d.row.reshape({1, 5}).expand({3, 5}) * randf(d.dev, {3, 1}, 8);
-       }},
-      {"cat_repeat",
-       [](const In& d) {
-         return sluice::cat({d.a, d.b}, 1).repeat({2, 1});
-       }},
-      // reductions
-      {"sum_all", [](const In& d) { return d.a.sum(); }},
-      {"sum_axis0", [](const In& d) { return d.a.sum({0}); }},
-      {"sum_axis1_keepdim", [](const In& d) { return d.a.sum({1}, true); }},
-      {"max_axis", [](const In& d) { return d.a.max({1}); }},
-      {"min_all", [](const In& d) { return d.a.min(); }},
-      {"prod", [](const In& d) { return d.pos.prod({0}); }},
-      {"mean_3d",
-       [](const In& d) {
-         return randf(d.dev, {3, 4, 5}, 9).mean({0, 2});
-       }},
-      {"int_sum_max", [](const In& d) { return d.ia.sum({1}) + d.ia.max({1}); }},
-      // A long reduction: 256 work-groups' items reduce 65540 elements each.
-      {"sum_long_loop",
-       [](const In& d) {
-         return Tensor::from(std::vector<int32_t>(size_t(256 * 65540), 1), {256 * 65540}, d.dev).sum();
-       }},
-      {"sum_empty",
-       [](const In& d) {
-         return Tensor::zeros({3, 0}, dtypes::float32, d.dev).sum({1});
-       }},
-      {"reduce_then_ew", [](const In& d) { return (d.a - d.a.max({1}, true)).exp().sum({1}); }},
-      loose("softmax", [](const In& d) { return d.a.softmax(); }),
-      loose("log_softmax", [](const In& d) { return d.a.log_softmax(0); }),
-      loose("layernorm",
-            [](const In& d) {
-              return randf(d.dev, {3, 16}, 10).layernorm();
-            }),
-      loose("matmul",
-            [](const In& d) {
-              return randf(d.dev, {8, 16}, 11).matmul(randf(d.dev, {16, 4}, 12));
-            }),
-      loose("matmul_batched",
-            [](const In& d) {
-              return randf(d.dev, {2, 3, 8}, 13).matmul(randf(d.dev, {8, 5}, 14));
-            }),
-      loose("conv2d",
-            [](const In& d) {
-              return randf(d.dev, {1, 2, 5, 5}, 15).conv2d(randf(d.dev, {3, 2, 3, 3}, 16), {.padding = {1}});
-            }),
-      loose("sdpa_causal",
-            [](const In& d) {
-              Tensor q = randf(d.dev, {1, 2, 8, 4}, 17), k = randf(d.dev, {1, 2, 8, 4}, 18), v2 = randf(d.dev, {1, 2, 8, 4}, 19);
-              return q.scaled_dot_product_attention(k, v2, std::nullopt, true);
-            }),
-      loose("mlp_gelu",
-            [](const In& d) {
-              return (randf(d.dev, {4, 8}, 20).matmul(randf(d.dev, {8, 16}, 21)) + 1).gelu().matmul(randf(d.dev, {16, 3}, 22));
-            }),
-      loose("cumsum", [](const In& d) { return d.a.cumsum(1); }),
-      {"argmax", [](const In& d) { return d.a.argmax(1); }},
-      {"argmax_nan",  // the first NaN is the largest, whatever the device's max does with NaN
-       [](const In& d) {
-         const float nan = std::numeric_limits<float>::quiet_NaN();
-         Tensor x = Tensor::from({1.f, nan, 3.f, nan, 2.f, 0.f, 5.f, -1.f, 2.f}, {3, 3}, d.dev);
-         return sluice::stack({x.argmax(1), x.argmin(1), x.argmax(0)});
-       }},
-      {"arange", [](const In& d) { return Tensor::arange(0, 10, 3, std::nullopt, d.dev) * 2; }},
-      {"arange_float", [](const In& d) { return Tensor::arange(0.5, 4, 0.25, std::nullopt, d.dev); }},
-      loose("rand",
-            [](const In& d) {
-              return Tensor::rand({3, 7}, 42, dtypes::float32, d.dev);
-            }),
-      loose(
-          "randn", [](const In& d) { return Tensor::randn({16}, 7, dtypes::float32, d.dev); }, 1e-3),
-      // more activations
-      loose("activations_a",
-            [](const In& d) {
-              return d.a.relu6() + d.a.leaky_relu(0.1) + d.a.elu() + d.a.celu(0.5) + d.a.selu() + d.a.quick_gelu();
-            }),
-      loose("activations_b",
-            [](const In& d) {
-              return d.a.silu() + d.a.mish() + d.a.softplus() + d.a.softsign() + d.a.logsigmoid() +
-                     d.a.hardsigmoid() + d.a.hardswish() + d.a.hardtanh() + d.a.erf();
-            }),
-      loose("elementwise_more",
-            [](const In& d) {
-              return d.a.sign() + d.a.square() + d.pos.rsqrt() + d.a.exp2() + d.pos.log2() + d.a.mul(0.3).tan() +
-                     d.a.clip(-1, 0.5) + d.a.lerp(d.b, 0.25) + d.pos.mod(0.7f);
-            }),
-      // more reductions
-      loose("var_std", [](const In& d) { return d.a.var({1}) + d.a.std({0}).sum(); }),
-      {"any_all", [](const In& d) { return (d.a > 1).any({1}).logical_and((d.a > -3).all({1})); }},
-      {"argmin", [](const In& d) { return d.a.argmin(0); }},
-      loose("logsumexp", [](const In& d) { return d.a.logsumexp({1}); }),
-      loose("cumprod_cummax", [](const In& d) { return d.pos.mul(0.5f).cumprod(1) + d.a.cummax(1); }),
-      // more movement
-      {"squeeze_unsqueeze_transpose",
-       [](const In& d) { return d.a.unsqueeze(0).unsqueeze(2).squeeze().transpose().contiguous(); }},
-      {"roll_tril_triu", [](const In& d) { return d.a.roll({1, -2}, {0, 1}) + d.a.tril() * 2 + d.a.triu(1) * 3; }},
-      {"split_chunk_stack",
-       [](const In& d) {
-         std::vector<Tensor> p = d.a.split(2, 1), c = d.b.chunk(2, 0);
-         return p[0].stack({p[1]}, 0).sum({0}) + c[0].sum() + c[1].max();
-       }},
-      {"pad_modes",
-       [](const In& d) {
-         return d.a.pad({{1, 1}, {2, 2}}, 0, PadMode::Reflect) + d.a.pad({{1, 1}, {2, 2}}, 0, PadMode::Replicate) +
-                d.a.pad({{1, 1}, {2, 2}}, 0, PadMode::Circular);
-       }},
-      {"slice_select",
-       [](const In& d) { return d.a.slice({Slice{1, std::nullopt, 2}, Slice{std::nullopt, 4, 1}}) + d.a.select(1, 2).unsqueeze(1).shrink({{0, 2}, {0, 1}}); }},
-      // indexing
-      {"gather",
-       [](const In& d) {
-         return d.a.gather(1, Tensor::from(std::vector<int32_t>{0, 4, 2, 1, 3, 3, 0, 1}, {4, 2}, d.dev));
-       }},
-      {"index_select",
-       [](const In& d) { return d.a.index_select(0, Tensor::from(std::vector<int32_t>{3, -1, 0}, {3}, d.dev)); }},
-      {"one_hot_masked_fill",
-       [](const In& d) {
-         return Tensor::from(std::vector<int32_t>{0, 3, 1}, {3}, d.dev).one_hot(5) + d.ia.masked_fill(d.a > 0, 9).sum({0});
-       }},
-      // linear algebra and nn
-      loose("einsum",
-            [](const In& d) { return Tensor::einsum("ij,kj->ik", {d.a, d.b}) + Tensor::einsum("ij->j", {d.a}).sum(); }),
-      loose("dot", [](const In& d) { return d.a.dot(d.b.transpose()); }),
-      loose("conv_transpose2d",
-            [](const In& d) {
-              return randf(d.dev, {1, 2, 4, 4}, 23).conv_transpose2d(randf(d.dev, {2, 3, 3, 3}, 24), {.stride = {2}});
-            }),
-      loose("pools",
-            [](const In& d) {
-              Tensor x = randf(d.dev, {1, 2, 6, 6}, 25);
-              return x.max_pool2d() + x.avg_pool2d();
-            }),
-      loose("interpolate",
-            [](const In& d) { return randf(d.dev, {1, 1, 3, 4}, 26).interpolate({5, 7}, InterpolateMode::Linear); }),
-      loose("rmsnorm_batchnorm",
-            [](const In& d) {
-              Tensor x = randf(d.dev, {2, 3, 4}, 27);
-              return x.rmsnorm() + x.batchnorm(randf(d.dev, {3}, 28), randf(d.dev, {3}, 29), randf(d.dev, {3}, 30),
-                                               randf(d.dev, {3}, 31, 0.5f, 2));
-            }),
-      // losses
-      loose("cross_entropy",
-            [](const In& d) {
-              Tensor y = Tensor::from(std::vector<int32_t>{1, 0, 4, 2}, {4}, d.dev);
-              return d.a.cross_entropy(y) + d.a.sparse_categorical_crossentropy(y, -1, 0.1) +
-                     d.a.log_softmax().nll_loss(y);
-            }),
-      loose("binary_cross_entropy",
-            [](const In& d) {
-              Tensor p = d.a.sigmoid(), y = (d.b > 0).cast(dtypes::float32);
-              return p.binary_cross_entropy(y) + d.a.binary_cross_entropy_with_logits(y);
-            }),
-      // creation and random
-      loose("creation",
-            [](const In& d) {
-              return Tensor::full({4, 5}, 2.5, std::nullopt, d.dev) + Tensor::eye(4, 5, dtypes::float32, d.dev) +
-                     Tensor::linspace(0, 1, 5, dtypes::float32, d.dev) + d.a.ones_like();
-            }),
-      loose("random_more",
-            [](const In& d) {
-              return Tensor::uniform({6}, -1, 1, 3, dtypes::float32, d.dev) +
-                     Tensor::normal({6}, 2, 0.5, 4, dtypes::float32, d.dev) +
-                     Tensor::randint({6}, 0, 10, 5, dtypes::int32, d.dev).cast(dtypes::float32);
-            }, 1e-3),
-  };
-  return v;
-}
-
-// Elementwise comparison: floats within atol + rtol*|ref| (NaN matches NaN, infinities exactly), integers
-// exactly, undefined reference elements skipped.
-testing::AssertionResult close(const eval::HostArray& got, const eval::HostArray& ref, double rtol,
-                               double atol) {
-  if (got.dtype != ref.dtype || got.shape != ref.shape)
-    return testing::AssertionFailure() << "got " << got.str() << "\nwant " << ref.str();
-  for (int64_t k = 0; k < ref.numel(); ++k) {
-    if (!ref.is_defined(k)) continue;
-    bool ok;
-    if (ref.dtype.is_float()) {
-      const double x = got.f[size_t(k)], w = ref.f[size_t(k)];
-      ok = std::isnan(w)   ? std::isnan(x)
-           : std::isinf(w) ? x == w
-                           : std::abs(x - w) <= atol + rtol * std::abs(w);
-    } else {
-      ok = got.i[size_t(k)] == ref.i[size_t(k)];
-    }
-    if (!ok)
-      return testing::AssertionFailure()
-             << "element " << k << " differs\ngot  " << got.str() << "\nwant " << ref.str();
-  }
-  return testing::AssertionSuccess();
 }
 
 // Every device kind of the registry, present or not.
@@ -373,7 +47,8 @@ std::vector<std::string> device_names() {
   for (const DeviceInfo& d : list_devices()) out.push_back(d.name);
   return out;
 }
-// Why `device` cannot run at all ("" when it can): absent from the registry, or failing to open.
+// Why `device` cannot run at all ("" when it can): absent from the registry, or failing to open. Turns on
+// the guards where the device has memory to check them in.
 std::string absent(const std::string& device) {
   static std::mutex mu;
   static std::map<std::string, std::string> why;
@@ -383,9 +58,8 @@ std::string absent(const std::string& device) {
   for (const DeviceInfo& d : list_devices())
     if (d.name == device && !d.available) return it->second = d.reason;
   try {
-    // Guards only where the device has memory to check them in.
     if (no_values(device, "guards").empty())
-      realizer(device).set_options({.guard_bytes = 64, .edit_schedule = {}});
+      realizer(device).set_options({.guard_bytes = conformance::kGuardBytes, .edit_schedule = {}});
   } catch (const std::exception& e) { it->second = std::string("cannot open: ") + e.what(); }
   return it->second;
 }
@@ -403,47 +77,74 @@ class OpsEnvironment : public testing::Environment {
 };
 const auto* const kEnv = testing::AddGlobalTestEnvironment(new OpsEnvironment);
 
-using Param = std::tuple<std::string, OpCase>;
-class Ops : public testing::TestWithParam<Param> {};
-
-TEST_P(Ops, MatchesReference) {
-  const auto& [dev, c] = GetParam();
-  if (std::string why = absent(dev); !why.empty()) GTEST_SKIP() << dev << ": " << why;
-  if (!c.needs.empty())
-    if (std::string why = unsupported(dev, c.needs); !why.empty()) GTEST_SKIP() << dev << ": " << why;
-  Tensor t = c.build(In(dev));
-  RealizeReport rep;
-  eval::HostArray got = realizer(dev).run({t}, &rep).at(0);
-  if (std::string why = no_values(dev, c.name); why.empty()) {
-    eval::HostArray ref = reference(t);
-    if (std::string known = known_failure(dev, c.name); !known.empty()) {
-      if (close(got, ref, c.rtol, c.atol))
-        ADD_FAILURE() << dev << " " << c.name
-                      << " is a known failure in runtime/expectations.cpp but now passes: remove the row";
-      else
-        GTEST_SKIP() << dev << ": known failure: " << known;
-      return;
-    }
-    EXPECT_TRUE(close(got, ref, c.rtol, c.atol));
-  } else {
-    EXPECT_EQ(got.shape, t.shape()) << why;
-  }
-  EXPECT_TRUE(rep.guard_violations.empty()) << rep.guard_violations.front();
-  std::lock_guard lk(g_table_mu);
-  for (const auto& k : rep.kernels) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%-8s %-26s %-22s %8llu %4s  %s", dev.c_str(), c.name.c_str(),
-                  k.name.c_str(), (unsigned long long)k.work_groups, k.compiled ? "yes" : "",
-                  k.metadata.c_str());
-    g_table.push_back(line);
-  }
+// Reports one result: a failure fails the test, a skip or known failure skips it.
+void report(const std::string& dev, const OpResult& r) {
+  const Verdict& v = r.verdict;
+  if (v.status == CaseStatus::Fail || v.status == CaseStatus::XPass)
+    ADD_FAILURE() << dev << " " << r.op->name << ": " << case_status_name(v.status) << ": " << v.detail;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Ops,
-                         testing::Combine(testing::ValuesIn(device_names()), testing::ValuesIn(cases())),
-                         [](const testing::TestParamInfo<Param>& i) {
-                           return std::get<0>(i.param) + "_" + std::get<1>(i.param).name;
-                         });
+// A list of cases on one device, as one test.
+class OpCasesTest : public testing::Test {
+ public:
+  OpCasesTest(std::string device, std::vector<const OpCase*> cases, size_t batch)
+      : device_(std::move(device)), cases_(std::move(cases)), batch_(batch) {}
+  void TestBody() override {
+    if (std::string why = absent(device_); !why.empty()) GTEST_SKIP() << device_ << ": " << why;
+    conformance::OpRunOptions o;
+    o.batch = batch_;
+    o.run_unsupported = batch_ == 1;  // a composite case still runs end to end
+    std::vector<OpResult> results = conformance::run_op_cases(device_, realizer(device_), cases_, o);
+    size_t ran = 0;
+    for (const OpResult& r : results) {
+      report(device_, r);
+      ran += r.verdict.status != CaseStatus::Skip && r.verdict.status != CaseStatus::XFail;
+      std::lock_guard lk(g_table_mu);
+      for (const auto& k : r.kernels) {
+        char line[256];
+        std::snprintf(line, sizeof line, "%-8s %-26s %-22s %8llu %4s  %s", device_.c_str(),
+                      r.op->name.substr(4).c_str(), k.name.c_str(), (unsigned long long)k.work_groups,
+                      k.compiled ? "yes" : "", k.metadata.c_str());
+        g_table.push_back(line);
+      }
+    }
+    if (ran == 0 && !results.empty()) GTEST_SKIP() << device_ << ": " << results[0].verdict.detail;
+  }
+
+ private:
+  std::string device_;
+  std::vector<const OpCase*> cases_;
+  size_t batch_;
+};
+
+void add(const std::string& suite, const std::string& name, const std::string& device,
+         std::vector<const OpCase*> cases, size_t batch) {
+  testing::RegisterTest(suite.c_str(), (name + "/" + device).c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                        [=]() -> testing::Test* { return new OpCasesTest(device, cases, batch); });
+}
+
+// Registered from main: the case tables are built from other files' statics, which static initialization
+// may not have reached yet.
+void register_op_tests() {
+  const bool full = std::getenv("SLUICE_CONFORMANCE_FULL") && *std::getenv("SLUICE_CONFORMANCE_FULL") == '1';
+  std::vector<std::string> groups;  // the sweep's, in table order
+  std::map<std::string, std::vector<const OpCase*>> sweep;
+  std::vector<const OpCase*> composites;
+  for (const OpCase& c : conformance::op_cases()) {
+    if (c.group == "ops/composite") {
+      composites.push_back(&c);
+    } else if (full || c.quick) {
+      if (!sweep.count(c.group)) groups.push_back(c.group);
+      sweep[c.group].push_back(&c);
+    }
+  }
+  // Every device kind, present or not: absent() tells.
+  for (const OpCase* c : composites)
+    for (std::string_view d : known_device_kinds()) add("ops", c->name.substr(4), std::string(d), {c}, 1);
+  for (const std::string& g : groups)
+    for (std::string_view d : known_device_kinds())
+      add("ops_sweep", g.substr(4), std::string(d), sweep[g], 64);
+}
 
 // A kernel whose store index is shifted one element past its buffer (the schedule edited through the
 // test-only hook): the sentinel bytes after the output must report it, and the ones before must not.
@@ -470,14 +171,16 @@ TEST_P(Guards, CatchPlantedOutOfBoundsWrite) {
   };
   r.set_options(o);
   RealizeReport rep;
-  Tensor x = randf(dev, {16}, 40);
-  (void)r.run({x + 1}, &rep);
+  std::vector<float> v(16);
+  for (int i = 0; i < 16; ++i) v[size_t(i)] = float(i) * 0.25f;
+  (void)r.run({Tensor::from(v, {16}, dev) + 1}, &rep);
   r.set_options(saved);
   ASSERT_EQ(rep.guard_violations.size(), 1u);
   EXPECT_NE(rep.guard_violations[0].find("byte 0 after the end"), std::string::npos)
       << rep.guard_violations[0];
   // The same kernel unedited stays inside its buffer.
-  (void)r.run({randf(dev, {16}, 41) + 1}, &rep);
+  v[0] = 7;
+  (void)r.run({Tensor::from(v, {16}, dev) + 1}, &rep);
   EXPECT_TRUE(rep.guard_violations.empty()) << rep.guard_violations.front();
 }
 
@@ -507,3 +210,9 @@ INSTANTIATE_TEST_SUITE_P(Devices, LongLoops, testing::ValuesIn(device_names()),
 
 }  // namespace
 }  // namespace sluice
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  sluice::register_op_tests();
+  return RUN_ALL_TESTS();
+}

@@ -1,8 +1,7 @@
-// `sluice conformance`: the queue checks (conformance/check.h) and the op sweep (op_sweep.h) on each device,
-// a device x group summary, one reproducing command per failure, and exit code 1 on any unexpected
-// result (a failure, or a pass of a known failure). Op cases run in batches: one Realizer::run per batch
-// schedules many cases together, so their kernels compile in one compiler invocation; a batch that
-// throws or trips a guard is rerun case by case to find the culprit.
+// `sluice conformance`: the conformance library's queue checks (conformance/check.h) and op cases
+// (conformance/op_cases.h, run in batches by op_runner.h with guard bytes around every buffer) and the
+// ONNX backend suite on each device, a device x group summary, one reproducing command per failure, and
+// exit code 1 on any unexpected result (a failure, or a pass of a known failure).
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -13,24 +12,21 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "conformance/check.h"
 #include "conformance/devices.h"
+#include "conformance/op_runner.h"
 #include "frontend/onnx/backend_suite.h"
 #include "runtime/device.h"
 #include "runtime/expectations.h"
 #include "runtime/realize.h"
-#include "runtime/reference.h"
 #include "tools/sluice/cli.h"
-#include "tools/sluice/op_sweep.h"
 #include "tools/sluice/plant.h"
 #include "tools/sluice/trace.h"
 
 namespace sluice::cli {
 namespace {
-
-constexpr size_t kBatch = 64;    // op cases scheduled together
-constexpr uint64_t kGuard = 64;  // sentinel bytes around every buffer
 
 using Status = CaseStatus;
 
@@ -65,93 +61,6 @@ std::string onnx_family(const std::string& case_name, const std::string& ops) {
   return best.empty() ? list[0] : best;
 }
 
-// Floats within atol + rtol*|want| (NaN matches NaN, infinities exactly), integers and bools exactly;
-// elements the reference marks undefined are not compared. Returns "" when they match.
-std::string compare(const eval::HostArray& got, const eval::HostArray& want, double rtol, double atol,
-                    double& worst) {
-  if (got.dtype != want.dtype || got.shape != want.shape)
-    return "got " + got.dtype.name() + " " + std::to_string(got.numel()) + " elements, want " +
-           want.dtype.name() + " " + std::to_string(want.numel());
-  for (int64_t k = 0; k < want.numel(); ++k) {
-    if (!want.is_defined(k)) continue;
-    bool ok;
-    if (want.dtype.is_float()) {
-      const double x = got.f[size_t(k)], w = want.f[size_t(k)];
-      if (!std::isnan(w) && !std::isinf(w) && !std::isnan(x))
-        worst = std::max(worst, std::abs(x - w) / std::max(1.0, std::abs(w)));
-      ok = std::isnan(w)   ? std::isnan(x)
-           : std::isinf(w) ? x == w
-                           : std::abs(x - w) <= atol + rtol * std::abs(w);
-    } else {
-      ok = got.i[size_t(k)] == want.i[size_t(k)];
-    }
-    if (!ok) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "element %lld: got %.9g, want %.9g", (long long)k, got.value(k),
-                    want.value(k));
-      return buf;
-    }
-  }
-  return "";
-}
-
-struct Runner {
-  std::string device;
-  Realizer* realizer;
-  std::vector<Result>& out;
-
-  // One case alone: realize, compare, check the guards.
-  void run_one(const OpCase& c, const Tensor& t, const eval::HostArray& want, Result& r) {
-    try {
-      RealizeReport rep;
-      eval::HostArray got = realizer->run({t}, &rep).at(0);
-      r.detail = compare(got, want, c.rtol, c.atol, r.error);
-      if (r.detail.empty() && !rep.guard_violations.empty())
-        r.detail = "out-of-bounds write: " + rep.guard_violations[0];
-    } catch (const std::exception& e) { r.detail = e.what(); }
-  }
-
-  void run_batch(const std::vector<const OpCase*>& cases) {
-    std::vector<Result> results;
-    std::vector<Tensor> tensors;
-    std::vector<eval::HostArray> wants;
-    std::vector<size_t> live;  // results that have a tensor to realize
-    for (const OpCase* c : cases) {
-      Result r{device, c->name, c->group, Status::Pass, 0, "", ""};
-      try {
-        Tensor t = c->build(device);
-        wants.push_back(reference(t));
-        tensors.push_back(t);
-        live.push_back(results.size());
-      } catch (const std::exception& e) { r.detail = std::string("building the case: ") + e.what(); }
-      results.push_back(r);
-    }
-    bool alone = false;
-    try {
-      RealizeReport rep;
-      std::vector<eval::HostArray> got = realizer->run(tensors, &rep);
-      alone = !rep.guard_violations.empty();  // which case wrote out of bounds: find out one by one
-      for (size_t j = 0; j < live.size() && !alone; ++j) {
-        const OpCase& c = *cases[live[j]];
-        results[live[j]].detail = compare(got[j], wants[j], c.rtol, c.atol, results[live[j]].error);
-      }
-    } catch (const std::exception&) { alone = true; }
-    if (alone)
-      for (size_t j = 0; j < live.size(); ++j) {
-        results[live[j]].error = 0;
-        run_one(*cases[live[j]], tensors[j], wants[j], results[live[j]]);
-      }
-    for (size_t j = 0; j < results.size(); ++j) out.push_back(finish(results[j]));
-  }
-
-  // Applies the expectation table to a result that ran.
-  Result finish(Result r) {
-    Verdict v = judge(r.device, r.name, r.detail);
-    r.status = v.status, r.detail = std::move(v.detail);
-    return r;
-  }
-};
-
 struct Options {
   std::string device, filter, suite;
   bool quick = false, json = false, list = false;
@@ -184,13 +93,13 @@ int run(const Options& o) {
     a = b + 1;
   }
   std::vector<const conformance::Check*> checks;
-  std::vector<const OpCase*> ops;
+  std::vector<const conformance::OpCase*> ops;
   std::vector<onnx::suite::Case> onnx_cases;
   if (suites.count("queue"))
     for (const conformance::Check& q : conformance::checks())
       if (glob_match(o.filter, q.name)) checks.push_back(&q);
   if (suites.count("ops"))
-    for (const OpCase& c : op_cases())
+    for (const conformance::OpCase& c : conformance::op_cases())
       if ((!o.quick || c.quick) && glob_match(o.filter, c.name)) ops.push_back(&c);
   if (suites.count("onnx")) {
     const std::string root = onnx::suite::data_dir();
@@ -208,7 +117,7 @@ int run(const Options& o) {
   if (o.list) {  // the selected cases, without running them
     nlohmann::json j = nlohmann::json::array();
     for (const conformance::Check* q : checks) j.push_back({{"name", q->name}, {"group", "queue"}});
-    for (const OpCase* c : ops) j.push_back({{"name", c->name}, {"group", c->group}});
+    for (const conformance::OpCase* c : ops) j.push_back({{"name", c->name}, {"group", c->group}});
     for (const auto& c : onnx_cases) j.push_back({{"name", c.id()}, {"group", "onnx/" + c.group}});
     if (o.json)
       std::cout << nlohmann::json{{"cases", j}}.dump(2) << "\n";
@@ -237,29 +146,18 @@ int run(const Options& o) {
     }
     if (ops.empty()) continue;
     RealizeOptions guarded;
-    guarded.guard_bytes = kGuard;
+    guarded.guard_bytes = conformance::kGuardBytes;
     Realizer* realizer = nullptr;
     if (std::getenv("SLUICE_CONFORMANCE_PLANT"))  // test-only (plant.h); kept until exit, as the registry's
       realizer = new Realizer(dev, planted_target(device_target(name), name), guarded);
     else
       (realizer = &sluice::realizer(name))->set_options(guarded);
-    Runner runner{name, realizer, results};
-    std::vector<const OpCase*> batch;
-    auto flush = [&] {
-      runner.run_batch(batch);
-      progress.step(batch.size());
-      batch.clear();
-    };
-    for (const OpCase* c : ops) {
-      if (const Expectation* e = expectation_for(name, c->name); e && e->expect == Expect::Unsupported) {
-        results.push_back({name, c->name, c->group, Status::Skip, 0, e->reason, ""});
-        progress.step();
-        continue;
-      }
-      batch.push_back(c);
-      if (batch.size() == kBatch) flush();
-    }
-    if (!batch.empty()) flush();
+    conformance::OpRunOptions opts;
+    size_t shown = 0;
+    opts.progress = [&](size_t done) { progress.step(done - std::exchange(shown, done)); };
+    for (conformance::OpResult& r : conformance::run_op_cases(name, *realizer, ops, opts))
+      results.push_back(
+          {name, r.op->name, r.op->group, r.verdict.status, r.error, std::move(r.verdict.detail), ""});
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -1,13 +1,13 @@
 // The op sweep's tables. Each table row is an op; the generator crosses it with the dtypes of its kinds
 // and the shapes of its family. Inputs are deterministic and exactly representable in every dtype they
 // are made in, so differences come from the device, not from the data.
-#include "tools/sluice/op_sweep.h"
+#include "conformance/op_cases.h"
 
 #include <cmath>
 #include <cstdint>
 #include <span>
 
-namespace sluice::cli {
+namespace sluice::conformance {
 namespace {
 
 // ------------------------------------------------------------------ inputs
@@ -145,7 +145,7 @@ struct Builder {
   void add(const std::string& op, const std::string& group, DType dt, const std::string& shape,
            std::function<Tensor(const std::string&)> f, double depth, bool quick) {
     auto [rt, at] = tolerance(dt, depth);
-    cases.push_back({"ops/" + op + "/" + dname(dt) + "/" + shape, group, std::move(f), rt, at, quick});
+    cases.push_back({"ops/" + op + "/" + dname(dt) + "/" + shape, group, std::move(f), rt, at, quick, ""});
   }
 };
 
@@ -876,22 +876,28 @@ void creation(Builder& b) {
 
 }  // namespace
 
+std::vector<OpCase> op_sweep() {
+  Builder b;
+  unary(b);
+  binary(b);
+  ternary(b);
+  reduce(b);
+  movement(b);
+  indexing(b);
+  linalg(b);
+  nn(b);
+  casts(b);
+  creation(b);
+  return std::move(b.cases);
+}
+
 const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
-    Builder b;
-    unary(b);
-    binary(b);
-    ternary(b);
-    reduce(b);
-    movement(b);
-    indexing(b);
-    linalg(b);
-    nn(b);
-    casts(b);
-    creation(b);
-    return std::move(b.cases);
+    std::vector<OpCase> v = op_sweep();
+    for (OpCase& c : op_composites()) v.push_back(std::move(c));
+    return v;
   }();
   return cases;
 }
 
-}  // namespace sluice::cli
+}  // namespace sluice::conformance
