@@ -182,7 +182,7 @@ TEST(Cli, ConformanceSweepHasAtLeast2000GeneratedCases) {
   EXPECT_GT(broadcast, 20u);
   for (const char* g :
        {"queue", "ops/unary", "ops/binary", "ops/compare", "ops/bitwise", "ops/ternary", "ops/reduce",
-        "ops/movement", "ops/index", "ops/linalg", "ops/nn", "ops/cast", "ops/creation"})
+        "ops/movement", "ops/index", "ops/linalg", "ops/nn", "ops/cast", "ops/creation", "ops/composite"})
     EXPECT_TRUE(groups.count(g)) << g;
   Proc quick = sluice("conformance --device CPU --list --quick --json");
   ASSERT_EQ(quick.code, 0);
@@ -201,7 +201,7 @@ TEST(Cli, ConformanceQueueChecksPassOnCpuAndNull) {
     passed += g.at("passed").get<size_t>();
     skipped += g.at("skipped").get<size_t>();
   }
-  EXPECT_GE(passed, 18u + 7u);  // every check on CPU, the ones NULL can do
+  EXPECT_GE(passed, 46u + 18u);  // every check on CPU, the ones NULL can do
   EXPECT_GT(skipped, 0u);       // NULL declares what it cannot do, with a reason
   for (const json& res : j.at("results")) {
     if (res.at("status") == "skipped") { EXPECT_FALSE(res.at("detail").get<std::string>().empty()) << res; }
