@@ -464,13 +464,28 @@ void CommandProcessor::drain(uint64_t reached, std::shared_ptr<std::string> erro
   }
 }
 
+bool CommandProcessor::complete_now(uint64_t token) {
+  std::unique_lock c(complete_mu_, std::try_to_lock);
+  if (!c.owns_lock()) return false;
+  {
+    std::lock_guard lk(mu_);
+    if (abandoned_ || inflight_.empty() || inflight_.front().token != token) return false;
+    for (const Completion& x : inflight_.front().completions)  // a device-held wait not yet resolved
+      if (x.kind == Completion::Waited && x.signal.value() < x.value && !x.signal.failed()) return false;
+  }
+  drain(token, nullptr);
+  return true;
+}
+
 // Waits for segment `token`; returns an error if the device failed (a fatal one: later work fails too).
 std::shared_ptr<std::string> CommandProcessor::wait_device(uint64_t token) {
   for (;;) {
     std::string error;
     if (wait_segment(token, kPoll, error)) return nullptr;
     if (!error.empty()) return failure(error);
-    if (abandoned_) return nullptr;
+    std::lock_guard lk(mu_);
+    // Abandoned, or applied meanwhile by another thread (wait_for, complete_now).
+    if (abandoned_ || inflight_.empty() || inflight_.front().token != token) return nullptr;
   }
 }
 

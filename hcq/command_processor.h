@@ -176,6 +176,11 @@ class CommandProcessor {
   // Segment `token` (0: a discarded one) was applied: its resources may be reused. In segment order.
   virtual void recycle_segment(uint64_t token) = 0;
 
+  // For a backend whose driver reports completion in a callback: applies segment `token` on the calling
+  // thread if it is the oldest in flight and nothing in it may block (no device-held wait unresolved),
+  // and returns true; false (another thread is applying, or it must wait) leaves it to the completion
+  // thread. Never blocks. Host waiters are then woken by the signal writes themselves.
+  bool complete_now(uint64_t token);
   // For the encoder: submit what was recorded so far (it needs room, e.g. for marks); may block while
   // max_segments are in flight. Recording thread only.
   void flush();

@@ -25,17 +25,17 @@
 //   device to explain_stall(). They fail when that declares a queue they depend on hung (FaultError with
 //   the hang's description), or with TimeoutError when, for max(kDefaultTimeout, hang_timeout()), the
 //   signal did not move while the device ran nothing it watches (busy() false: its queues wait on a
-//   signal nothing sets, or the device cannot tell what its queues run, as OpenCL). A wait with a
+//   signal nothing sets, or the device cannot tell what its queues run). A wait with a
 //   caller-given timeout (Signal::wait(v, t)) gives up after t and then asks explain_stall() once.
 // - explain_stall() describes what each queue is doing and declares a queue hung once its kernel has gone
 //   hang_timeout() without progress. Progress is what the device can observe: the CPU device counts the
 //   parts of a kernel's grid its threads complete, so a kernel whose count still advances is slow, not
-//   stuck; devices that cannot look inside a kernel (Vulkan, CUDA) count from the kernel's start.
-//   A hung queue is reset (its worker threads are abandoned to finish in the background; the CPU device
-//   cannot stop a thread), every signal its pending submissions would have written is failed with the
-//   hang's description, and the timeline is failed and replaced by a fresh one that continues from
-//   timeline_value(), so the device keeps accepting work. References to the old timeline stay valid (it
-//   stays failed). OpenCL cannot stop a kernel, and declares nothing.
+//   stuck; devices that cannot look inside a kernel (VULKAN, CUDA, HIP, CL) count from its segment's
+//   start (command_processor.h). A hung queue is reset (its threads, or the driver's queue, are
+//   abandoned to finish in the background: neither a CPU thread nor a GPU dispatch can be stopped),
+//   every signal its pending submissions would have written is failed with the hang's description, and
+//   the timeline is failed and replaced by a fresh one that continues from timeline_value(), so the
+//   device keeps accepting work. References to the old timeline stay valid (it stays failed).
 // - hang_timeout(): $SLUICE_HANG_TIMEOUT seconds (0 or "off": never declare a kernel hung) when the
 //   device is built, else 10 s; set_hang_timeout() changes it (sluice::set_hang_timeout does for every
 //   device the runtime opens). Zero or less means never, and hang_timeout() then reads kNoHangTimeout.

@@ -42,6 +42,10 @@ class Device final : public hcq::ProcessorDevice {
 
   hcq::Properties properties() const override { return props_; }
 
+  // The queues apply finished segments in the driver's callbacks (queue.h): a waiter sleeps on the
+  // signal itself and wakes from the callback's write.
+  void wait_in_driver(const hcq::Signal&, uint64_t, hcq::Clock::time_point) override {}
+
   std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary& binary,
                                              hcq::KernelLayout layout) override {
     return programs_.load(*this, name, binary, layout);

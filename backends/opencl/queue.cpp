@@ -47,28 +47,23 @@ cl_command_queue create_queue(const Context& ctx, cl_command_queue_properties pr
   return q;
 }
 
+class ClQueue;
+
 // Where a queue's segments stand, shared with the completion callbacks (which may run after the queue
-// was abandoned).
+// was abandoned: then `owner` is null).
 struct Done {
   std::mutex mu;
   std::condition_variable cv;
   uint64_t reached = 0;                 // the newest segment whose end event completed
   std::map<uint64_t, cl_int> failures;  // segments whose end event completed with an error status
+  std::mutex owner_mu;                  // held while a callback applies a segment through owner
+  ClQueue* owner = nullptr;
 };
 struct CallbackData {
   std::shared_ptr<Done> done;
   uint64_t token;
 };
-
-void CL_CALLBACK on_complete(cl_event, cl_int status, void* data) {
-  std::unique_ptr<CallbackData> d(static_cast<CallbackData*>(data));
-  {
-    std::lock_guard lk(d->done->mu);
-    d->done->reached = std::max(d->done->reached, d->token);
-    if (status < 0) d->done->failures[d->token] = status;
-  }
-  d->done->cv.notify_all();
-}
+void CL_CALLBACK on_complete(cl_event, cl_int status, void* data);
 
 class ClQueue final : public hcq::CommandProcessor {
   using Marks = hcq::CommandProcessor::Marks;
@@ -76,10 +71,19 @@ class ClQueue final : public hcq::CommandProcessor {
  public:
   ClQueue(Queues& sh, Config cfg, int kind) : hcq::CommandProcessor(std::move(cfg)), sh_(sh), kind_(kind) {
     q_ = create_queue(sh_.ctx, CL_QUEUE_PROFILING_ENABLE);
+    done_->owner = this;
     start();
   }
 
+  // The driver's callback: segment `token` ended. It is applied right there (the waiters on its signals
+  // wake from the driver's thread, without a hop through the completion thread) unless it must wait.
+  bool completed(uint64_t token) { return complete_now(token); }
+
   ~ClQueue() override {
+    {
+      std::lock_guard lk(done_->owner_mu);  // no callback applies through this queue from now on
+      done_->owner = nullptr;
+    }
     if (!shutdown()) return;  // the driver may still run its work: its queue and events stay alive
     for (const Segment& s : segs_) release(s);
     api().clReleaseCommandQueue(q_);
@@ -292,6 +296,21 @@ class ClQueue final : public hcq::CommandProcessor {
   std::unordered_map<uint32_t, std::pair<cl_event, cl_profiling_info>> marks_;
   uint32_t next_mark_ = 0;
 };
+
+void CL_CALLBACK on_complete(cl_event, cl_int status, void* data) {
+  std::unique_ptr<CallbackData> d(static_cast<CallbackData*>(data));
+  Done& done = *d->done;
+  {
+    std::lock_guard lk(done.mu);
+    done.reached = std::max(done.reached, d->token);
+    if (status < 0) done.failures[d->token] = status;
+  }
+  if (status >= 0) {
+    std::lock_guard lk(done.owner_mu);
+    if (done.owner && done.owner->completed(d->token)) return;
+  }
+  done.cv.notify_all();
+}
 
 }  // namespace
 

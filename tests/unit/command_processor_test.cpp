@@ -45,6 +45,7 @@ class ScriptedQueue final : public CommandProcessor {
     return c;
   }
   ScriptedQueue() : CommandProcessor(config(this)) { start(); }
+  bool callback(uint64_t token) { return complete_now(token); }  // a driver's completion callback
   ~ScriptedQueue() override { shutdown(); }
 
   std::atomic<uint64_t> tokens{0};
@@ -172,6 +173,29 @@ TEST_F(CommandProcessorTest, ANativeGraphReplayGetsTheHangBudgetOfItsParts) {
   explain(st, hang * 10);  // 10 ms for its one part: past it
   EXPECT_EQ(resets, 2);
   q.finished = UINT64_MAX;
+}
+
+// A driver callback applies the oldest segment on its own thread, unless it holds a device-held wait
+// whose signal is not resolved yet (that would block the driver's thread).
+TEST_F(CommandProcessorTest, ACompletionCallbackAppliesOnlyTheOldestSegmentAndNeverBlocks) {
+  Signal a("a"), b("b"), gate("gate"), c("c");
+  q.device_waits = true;
+  push(HwQueue().signal(a, 1), 1);
+  push(HwQueue().signal(b, 1), 2);
+  push(HwQueue().wait(gate, 1).signal(c, 1), 3);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(q.callback(2)) << "not the oldest";
+  EXPECT_TRUE(q.callback(1));
+  EXPECT_EQ(a.value(), 1u);
+  EXPECT_TRUE(q.callback(2));
+  EXPECT_EQ(b.value(), 1u);
+  EXPECT_FALSE(q.callback(3)) << "its device-held wait is unresolved";
+  gate.set(1);
+  EXPECT_TRUE(q.callback(3));
+  EXPECT_EQ(c.value(), 1u);
+  q.finished = 3;  // the device catches up with what its callbacks reported
+  std::lock_guard lk(q.mu);
+  EXPECT_EQ(q.retired, (std::vector<uint64_t>{1, 2, 3}));
 }
 
 TEST_F(CommandProcessorTest, AnEncoderErrorSkipsTheRestOfItsSubmissionOnly) {
