@@ -16,7 +16,9 @@
 //                   that command's event if it is enqueued on the device's other queue; otherwise (a
 //                   signal of the host or of another device) the command processor holds it on the host
 //   segment         what was enqueued since the last one, ended by the event of its last command (or a
-//                   marker's); its completion callback (clSetEventCallback) wakes whoever waits for it
+//                   marker's); its completion callback (clSetEventCallback) applies it on the driver's
+//                   thread (CommandProcessor::complete_now), so a host waiter wakes from the signal write
+//                   itself; a segment that must wait is left to the completion thread
 //
 // Only commands whose time is asked for get events (a signal or timestamp follows, or the segment ends):
 // the commands between them enqueue with none, and a kernel's arguments are set only where they changed
@@ -28,7 +30,7 @@
 // kernel: a hung queue is abandoned with its cl_command_queue (the driver's threads stay busy with the
 // kernel) and a fresh one takes its place.
 //
-// Threading: hcq's; the completion callbacks run on driver threads and only note the segment's end.
+// Threading: hcq's; the completion callbacks run on driver threads and never block.
 #include <memory>
 
 #include "backends/opencl/allocator.h"
