@@ -7,6 +7,11 @@
 #include "hcq/error.h"
 
 namespace sluice::conformance {
+
+// The five SPIR-V modules in the order of Kernels, assembled by spirv-as once per process
+// (kernels_spirv.cpp).
+const std::vector<std::string>& spirv_modules();
+
 namespace {
 
 // C: each core takes a contiguous share of the flattened grid (the ABI's intended split).

@@ -12,7 +12,6 @@
 // Failure: load_kernels throws the compiler's hcq::CompileError (SPIR-V: when spirv-as is missing too).
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "hcq/device.h"
 
@@ -31,8 +30,5 @@ Kernels load_kernels(hcq::Device& dev, Language lang);
 // A kernel `name` in `lang` taking bufs {out} that stores `value` into out[0] (layout {1, 0}). Throws
 // hcq::Error for SPIR-V, which the suite assembles from text only for its own five kernels.
 std::string store_kernel(Language lang, const std::string& name, int value);
-
-// The five SPIR-V modules, assembled by spirv-as once per process (kernels_spirv.cpp).
-const std::vector<std::string>& spirv_modules();
 
 }  // namespace sluice::conformance

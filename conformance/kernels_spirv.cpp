@@ -2,8 +2,6 @@
 // variable i = push constant at 4*i, the flattened work-group id indexes), assembled on first use with
 // spirv-as from SPIRV-Tools (scripts/install-deps.sh, group vulkan). Without spirv-as the kernels cannot be
 // built, and the checks that need them skip with that reason (check.h: Context::kernels).
-#include "conformance/kernels.h"
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -122,6 +120,7 @@ std::string assemble(const std::string& text) {
 
 }  // namespace
 
+// Declared in kernels.cpp, its one caller.
 const std::vector<std::string>& spirv_modules() {
   static const std::vector<std::string> modules = [] {
     std::vector<std::string> m;
