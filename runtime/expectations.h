@@ -4,6 +4,7 @@
 // "onnx/node/test_adam") matches a row's glob on a device of the row's kind is either skipped
 // (Unsupported, with the reason) or run and expected to fail (KnownFailure: a failure is reported as
 // expected; a pass is reported as unexpected, so the row gets removed once the bug is fixed).
+#include <span>
 #include <string>
 
 namespace sluice {
@@ -31,6 +32,8 @@ Verdict judge(const std::string& device, const std::string& case_name, const std
 
 // The first row matching (device, case), or null.
 const Expectation* expectation_for(const std::string& device, const std::string& case_name);
+// Every row, in order (tests check that each still names a case).
+std::span<const Expectation> expectations();
 
 // Glob with `*` (any run of characters, '/' included) and `?` (one character).
 bool glob_match(const std::string& pattern, const std::string& text);
