@@ -84,17 +84,14 @@ void report(const std::string& dev, const OpResult& r) {
     ADD_FAILURE() << dev << " " << r.op->name << ": " << case_status_name(v.status) << ": " << v.detail;
 }
 
-// A list of cases on one device, as one test.
+// A list of cases on one device, as one test, run with `options` (op_runner.h).
 class OpCasesTest : public testing::Test {
  public:
-  OpCasesTest(std::string device, std::vector<const OpCase*> cases, size_t batch)
-      : device_(std::move(device)), cases_(std::move(cases)), batch_(batch) {}
+  OpCasesTest(std::string device, std::vector<const OpCase*> cases, conformance::OpRunOptions options)
+      : device_(std::move(device)), cases_(std::move(cases)), options_(std::move(options)) {}
   void TestBody() override {
     if (std::string why = absent(device_); !why.empty()) GTEST_SKIP() << device_ << ": " << why;
-    conformance::OpRunOptions o;
-    o.batch = batch_;
-    o.run_unsupported = batch_ == 1;  // a composite case still runs end to end
-    std::vector<OpResult> results = conformance::run_op_cases(device_, realizer(device_), cases_, o);
+    std::vector<OpResult> results = conformance::run_op_cases(device_, realizer(device_), cases_, options_);
     size_t ran = 0;
     for (const OpResult& r : results) {
       report(device_, r);
@@ -114,13 +111,13 @@ class OpCasesTest : public testing::Test {
  private:
   std::string device_;
   std::vector<const OpCase*> cases_;
-  size_t batch_;
+  conformance::OpRunOptions options_;
 };
 
 void add(const std::string& suite, const std::string& name, const std::string& device,
-         std::vector<const OpCase*> cases, size_t batch) {
+         std::vector<const OpCase*> cases, conformance::OpRunOptions options) {
   testing::RegisterTest(suite.c_str(), (name + "/" + device).c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                        [=]() -> testing::Test* { return new OpCasesTest(device, cases, batch); });
+                        [=]() -> testing::Test* { return new OpCasesTest(device, cases, options); });
 }
 
 // Registered from main: the case tables are built from other files' statics, which static initialization
@@ -138,12 +135,14 @@ void register_op_tests() {
       sweep[c.group].push_back(&c);
     }
   }
-  // Every device kind, present or not: absent() tells.
+  // A composite case alone, run end to end even where its row marks it Unsupported (NULL); a sweep group
+  // in batches. Every device kind, present or not: absent() tells.
+  const conformance::OpRunOptions alone{.batch = 1, .run_unsupported = true, .progress = {}};
   for (const OpCase* c : composites)
-    for (std::string_view d : known_device_kinds()) add("ops", c->name.substr(4), std::string(d), {c}, 1);
+    for (std::string_view d : known_device_kinds()) add("ops", c->name.substr(4), std::string(d), {c}, alone);
   for (const std::string& g : groups)
     for (std::string_view d : known_device_kinds())
-      add("ops_sweep", g.substr(4), std::string(d), sweep[g], 64);
+      add("ops_sweep", g.substr(4), std::string(d), sweep[g], {});
 }
 
 // A kernel whose store index is shifted one element past its buffer (the schedule edited through the
