@@ -58,13 +58,18 @@ void ProcessorDevice::wait_in_driver(const Signal& s, uint64_t value, Clock::tim
 
 std::string ProcessorDevice::explain_stall(const Signal&, uint64_t) {
   std::lock_guard reset(reset_mu_);
-  return explain_queues(
+  const std::string no_reset = why_no_reset();
+  std::string out = explain_queues(
       2, [&](size_t k) { return queues_[k]->status(); },
       [&](size_t k) { return std::string(kQueueNames[k]); }, uint64_t(hang_timeout().count()),
-      [&](size_t k, const QueueStatus& st, uint64_t now) { return reset_hung_queue(int(k), st, now); });
+      [&](size_t k, const QueueStatus& st, uint64_t now) {
+        return no_reset.empty() && reset_hung_queue(int(k), st, now);
+      });
+  return no_reset.empty() ? out : out + "; " + no_reset;
 }
 
 bool ProcessorDevice::busy() {
+  if (!why_no_reset().empty()) return false;
   std::lock_guard reset(reset_mu_);
   for (auto& q : queues_)
     if (q->status().phase == QueueStatus::Running) return true;

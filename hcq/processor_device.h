@@ -37,6 +37,10 @@ class ProcessorDevice : public Device {
  protected:
   explicit ProcessorDevice(std::string name) : Device(std::move(name), 1, 1) {}
 
+  // Why this device never resets a hung queue ("" : it does). A device whose driver cannot stop a kernel
+  // and stays busy with it (OpenCL) gains nothing from a fresh queue: its stalls are described, not
+  // declared hung, busy() is false, and a wait without a timeout ends by the no-progress rule (device.h).
+  virtual std::string why_no_reset() const { return ""; }
   // Queue k's processor (kCompute, kCopy), its Config filled in by the device (names, profiling,
   // retirement, hang timeout, settled).
   virtual std::unique_ptr<CommandProcessor> make_queue(int k, CommandProcessor::Config cfg) = 0;

@@ -42,6 +42,11 @@ class Device final : public hcq::ProcessorDevice {
 
   hcq::Properties properties() const override { return props_; }
 
+  std::string why_no_reset() const override {
+    return "OpenCL cannot stop a running kernel, and the driver's threads stay busy with it: nothing is "
+           "reset";
+  }
+
   // The queues apply finished segments in the driver's callbacks (queue.h): a waiter sleeps on the
   // signal itself and wakes from the callback's write.
   void wait_in_driver(const hcq::Signal&, uint64_t, hcq::Clock::time_point) override {}

@@ -27,8 +27,9 @@
 // Failures: a segment whose last command ends with an error status fails its signals with
 // `[exec] <device>: kernel '<name>' failed on compute:0: CL_...`; later submissions run as usual (what the
 // driver does with the commands after a failed one is its own affair). OpenCL cannot stop a running
-// kernel: a hung queue is abandoned with its cl_command_queue (the driver's threads stay busy with the
-// kernel) and a fresh one takes its place.
+// kernel and the driver's threads stay busy with it, so the device declares no queue hung
+// (ProcessorDevice::why_no_reset): a stall is described, and a wait without a timeout ends by the
+// no-progress rule (hcq/device.h).
 //
 // Threading: hcq's; the completion callbacks run on driver threads and never block.
 #include <memory>
