@@ -306,20 +306,22 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
         }
         case pk::Exec: {
           pk::ExecView e(p);
+          if (commands_ >= cfg_.segment_commands) flush();  // a full segment goes before the next command
           open_ = true;
           mark_follows_ = mark_follows_after(w, r.at + pk::words(p[0]));
           encode_exec(e, t);
           cur_.programs.push_back(e.program);
           if (timing.start != kNoMark) profiled(timing, e.program, 0);
-          if (++commands_ >= cfg_.segment_commands) flush();
+          ++commands_;
           break;
         }
         case pk::Copy:
+          if (commands_ >= cfg_.segment_commands) flush();
           open_ = true;
           mark_follows_ = mark_follows_after(w, r.at + pk::words(p[0]));
           encode_copy(p[1], p[2], p[3], t);
           if (timing.start != kNoMark) profiled(timing, nullptr, p[3]);
-          if (++commands_ >= cfg_.segment_commands) flush();
+          ++commands_;
           break;
         case pk::Barrier:
           open_ = true;
@@ -401,9 +403,10 @@ void CommandProcessor::flush() {
     cv_.wait(lk, [&] { return inflight_.size() < cfg_.max_segments || abandoned_; });
   }
   cur_.submit_ns = now_ns();
-  cur_.token = submit_segment();
-  submitted_ = cur_.token;
+  const uint64_t token = cur_.token = submit_segment();
+  submitted_ = token;
   seal();
+  sealed(token);
 }
 
 void CommandProcessor::seal() {

@@ -173,6 +173,9 @@ class CommandProcessor {
     (void)m;
     return 0;
   }
+  // Segment `token` is in flight now (the recording thread, right after submit_segment): a backend whose
+  // driver may report completion before that (complete_now would find nothing) completes it here.
+  virtual void sealed(uint64_t token) { (void)token; }
   // Segment `token` (0: a discarded one) was applied: its resources may be reused. In segment order.
   virtual void recycle_segment(uint64_t token) = 0;
 

@@ -55,6 +55,7 @@ struct Done {
   std::mutex mu;
   std::condition_variable cv;
   uint64_t reached = 0;                 // the newest segment whose end event completed
+  uint64_t sealed = 0;                  // the newest segment the command processor holds
   std::map<uint64_t, cl_int> failures;  // segments whose end event completed with an error status
   std::mutex owner_mu;                  // held while a callback applies a segment through owner
   ClQueue* owner = nullptr;
@@ -190,6 +191,18 @@ class ClQueue final : public hcq::CommandProcessor {
   // What was enqueued runs; nothing is taken back. The segment completes as usual.
   void discard_segment() override { last_ev_ = nullptr; }
 
+  // A segment the driver finished before the processor held it (a marker on an idle queue often is):
+  // its callback left it to this thread.
+  void sealed(uint64_t token) override {
+    bool finished = false;
+    {
+      std::lock_guard lk(done_->mu);
+      done_->sealed = token;
+      finished = done_->reached >= token && !done_->failures.count(token);
+    }
+    if (finished && !complete_now(token)) done_->cv.notify_all();
+  }
+
   // --- Completion ---
 
   bool wait_segment(uint64_t token, std::chrono::nanoseconds slice, std::string& error) override {
@@ -300,11 +313,14 @@ class ClQueue final : public hcq::CommandProcessor {
 void CL_CALLBACK on_complete(cl_event, cl_int status, void* data) {
   std::unique_ptr<CallbackData> d(static_cast<CallbackData*>(data));
   Done& done = *d->done;
+  bool held = false;  // the processor holds the segment already; else ClQueue::sealed completes it
   {
     std::lock_guard lk(done.mu);
     done.reached = std::max(done.reached, d->token);
     if (status < 0) done.failures[d->token] = status;
+    held = d->token <= done.sealed;
   }
+  if (status >= 0 && !held) return;
   if (status >= 0) {
     std::lock_guard lk(done.owner_mu);
     if (done.owner && done.owner->completed(d->token)) return;
