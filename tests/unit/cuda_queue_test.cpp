@@ -29,7 +29,9 @@ namespace {
 // --- The simulated driver ---
 struct Sim {
   bool memops = true;
-  CUresult fault = 0;          // returned once by the next event query
+  // A kernel fault: sticky in the context, as the driver's is: every event query returns it from then on
+  // (whichever of the device's threads asks first, they all see it).
+  std::atomic<CUresult> fault = 0;
   bool stuck = false;          // events never complete: a kernel that does not return
   bool refuse_graphs = false;  // cuGraphAddKernelNode fails
   std::atomic<int> launches = 0, graph_launches = 0, stream_waits = 0, event_waits = 0;
@@ -164,7 +166,7 @@ CUresult event_record(CUevent e, CUstream) {
 }
 CUresult event_query(CUevent) {
   if (no_context()) return kInvalidContext;
-  return sim.stuck ? 600 : std::exchange(sim.fault, 0);
+  return sim.stuck ? 600 : sim.fault.load();
 }
 CUresult event_elapsed(float* ms, CUevent a, CUevent b) {
   *ms = std::chrono::duration<float, std::milli>(reinterpret_cast<Event*>(b)->at -
