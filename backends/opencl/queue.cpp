@@ -95,7 +95,8 @@ class ClQueue final : public hcq::CommandProcessor {
     uint64_t token = 0;
     std::vector<cl_event> events;  // every event it holds a reference to
     std::vector<uint32_t> marks;
-    std::string end_name;  // what its end event belongs to, for failure messages
+    const hcq::Program* end_kernel = nullptr;  // the kernel its end event belongs to (failure messages)
+    uint64_t submission = 0;                   // the submission it ends in
   };
 
   // --- The encoder (the recording thread) ---
@@ -125,7 +126,7 @@ class ClQueue final : public hcq::CommandProcessor {
       SLUICE_FAIL(hcq::Error, "exec") << config().device_name << ": kernel '" << p.name()
                                       << "': clEnqueueNDRangeKernel failed: " << error_name(err)
                                       << " (global " << e.global << " groups of " << e.local << ")";
-    enqueued(ev, "kernel '" + p.name() + "'", timing);
+    enqueued(ev, &p, timing);
   }
 
   void encode_copy(uint64_t dst, uint64_t src, uint64_t size, Marks* timing) override {
@@ -134,7 +135,7 @@ class ClQueue final : public hcq::CommandProcessor {
     const bool timed = timing || mark_follows();
     cl_event ev = nullptr;
     SLUICE_CL(clEnqueueCopyBuffer(q_, sm, dm, soff, doff, size, 0, nullptr, timed ? &ev : nullptr), "copy");
-    enqueued(ev, "copy", timing);
+    enqueued(ev, nullptr, timing);
   }
 
   void encode_barrier() override {}  // an in-order queue (queue.h)
@@ -170,7 +171,7 @@ class ClQueue final : public hcq::CommandProcessor {
     Segment s = std::move(cur_);
     cur_ = Segment{};
     s.token = ++tokens_;
-    s.end_name = last_name_;
+    s.end_kernel = last_kernel_, s.submission = submission();
     cl_event end = last_ev_;
     last_ev_ = nullptr;
     const uint64_t token = s.token;
@@ -216,7 +217,9 @@ class ClQueue final : public hcq::CommandProcessor {
     {
       std::lock_guard l(mu_);
       for (const Segment& s : segs_)
-        if (s.token == token) what = s.end_name;
+        if (s.token == token)
+          what = s.end_kernel ? "kernel '" + s.end_kernel->name() + "'"
+                              : "a command of submission " + std::to_string(s.submission);
     }
     error = "[exec] " + config().device_name + ": " + what + " failed on " + config().queue_name + ": " +
             error_name(status);
@@ -260,18 +263,19 @@ class ClQueue final : public hcq::CommandProcessor {
   // --- Helpers (the recording thread) ---
 
   // The command just enqueued, with its event if it got one.
-  void enqueued(cl_event ev, std::string name, Marks* timing) {
+  // `kernel`: null for a copy or a marker. Names are formatted only when a segment fails.
+  void enqueued(cl_event ev, const hcq::Program* kernel, Marks* timing) {
     last_ev_ = ev;
     if (!ev) return;
     cur_.events.push_back(ev);
-    last_name_ = std::move(name);
+    last_kernel_ = kernel;
     if (timing)
       timing->start = mark(ev, CL_PROFILING_COMMAND_START), timing->end = mark(ev, CL_PROFILING_COMMAND_END);
   }
   void marker() {
     cl_event ev = nullptr;
     SLUICE_CL(clEnqueueMarkerWithWaitList(q_, 0, nullptr, &ev), "submit");
-    enqueued(ev, "a command of submission " + std::to_string(submission()), nullptr);
+    enqueued(ev, nullptr, nullptr);
   }
   uint32_t mark(cl_event ev, cl_profiling_info what) {
     std::lock_guard lk(mu_);
@@ -300,8 +304,8 @@ class ClQueue final : public hcq::CommandProcessor {
   std::shared_ptr<Done> done_ = std::make_shared<Done>();
   // Recording state.
   Segment cur_;
-  cl_event last_ev_ = nullptr;  // the event of the last command, if it got one
-  std::string last_name_;
+  cl_event last_ev_ = nullptr;                 // the event of the last command, if it got one
+  const hcq::Program* last_kernel_ = nullptr;  // the last command with an event, if a kernel
   uint64_t tokens_ = 0;
   // Under mu_.
   std::mutex mu_;
