@@ -121,7 +121,15 @@ TEST_F(CommandProcessorTest, SegmentsApplyOnlyOnceTheDeviceFinishedThemAndRetire
   q.finished = 2;
   b.wait(1, 10s);
   EXPECT_EQ(a.value(), 1u);
-  std::lock_guard lk(q.mu);
+  // Retirement is the last entry of a segment's completion list, applied after b's write that woke
+  // this thread: wait for it rather than race it.
+  const auto end = Clock::now() + 10s;
+  std::unique_lock lk(q.mu);
+  while (q.retired.size() < 2 && Clock::now() < end) {
+    lk.unlock();
+    std::this_thread::sleep_for(100us);
+    lk.lock();
+  }
   EXPECT_EQ(q.retired, (std::vector<uint64_t>{1, 2}));
 }
 
