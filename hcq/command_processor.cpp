@@ -405,18 +405,22 @@ void CommandProcessor::flush() {
   cur_.submit_ns = now_ns();
   const uint64_t token = cur_.token = submit_segment();
   submitted_ = token;
-  seal();
+  seal(/*notify=*/false);
   sealed(token);
+  // The completion thread is woken only for a segment that is still to be applied: one the backend
+  // completed in sealed() costs no thread a wake-up.
+  std::lock_guard lk(mu_);
+  if (!inflight_.empty()) done_cv_.notify_one();
 }
 
-void CommandProcessor::seal() {
+void CommandProcessor::seal(bool notify) {
   if (!cur_.token) cur_.submit_ns = now_ns();  // applied without waiting on the device
   open_ = false;
   commands_ = 0;
   std::lock_guard lk(mu_);
   inflight_.push_back(std::move(cur_));
   cur_ = Segment{};
-  done_cv_.notify_one();
+  if (notify) done_cv_.notify_one();
 }
 
 // --- Completion ---

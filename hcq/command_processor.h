@@ -233,7 +233,7 @@ class CommandProcessor {
   static bool mark_follows_after(std::span<const uint64_t> w, size_t at);
   // An error that fails a submission; a fatal() or `sticky` one fails every later one too.
   std::shared_ptr<std::string> failure(const std::string& e, bool sticky = false);
-  void seal();  // hands the open segment to the completion thread (token set)
+  void seal(bool notify = true);  // hands the open segment to the completion thread (token set)
   void complete();
   void drain(uint64_t reached, std::shared_ptr<std::string> error);
   std::shared_ptr<std::string> wait_device(uint64_t token);

@@ -15,8 +15,6 @@ constexpr const char* kRandom =
     "draws numpy's random numbers, which no other implementation reproduces (needs a distribution test)";
 constexpr const char* kTraining =
     "the ai.onnx.preview.training domain: sluice's optimizers come with training";
-constexpr const char* kNullNoBlocking =
-    "NULL completes every command at submit: a queue's wait holds nothing back";
 constexpr const char* kGpuNoStop =
     "a running kernel cannot be stopped, and the suite's spin kernel polls a pageable host flag that a GPU "
     "without HMM faults on, which would end the shared context for every later check";
@@ -25,7 +23,7 @@ constexpr const char* kGpuNoStop =
 const Expectation kTable[] = {
     // kind    case glob                      expectation            reason
     {"NULL",  "ops/*",                        Expect::Unsupported,   kNullNoValues},
-    // The queue checks (conformance/check.h). What a device lacks: contents (NULL), blocking waits (NULL), a
+    // The queue checks (conformance/check.h). What a device lacks: contents (NULL), a
     // disk cache the checks can feed (NULL, VULKAN), a way to abandon a kernel that never returns.
     {"NULL",  "queue/exec",                   Expect::Unsupported,   kNullNoValues},
     {"NULL",  "queue/resubmit",               Expect::Unsupported,   kNullNoValues},
@@ -36,10 +34,9 @@ const Expectation kTable[] = {
     {"NULL",  "queue/allocator_round_trip",   Expect::Unsupported,   kNullNoValues},
     {"NULL",  "queue/graph_replay",           Expect::Unsupported,   kNullNoValues},
     {"NULL",  "queue/hung_kernel",            Expect::Unsupported,   kNullNoValues},
-    {"NULL",  "queue/host_wait",              Expect::Unsupported,   kNullNoBlocking},
-    {"NULL",  "queue/cross_device_wait",      Expect::Unsupported,   kNullNoBlocking},
-    {"NULL",  "queue/failed_wait_*",          Expect::Unsupported,   kNullNoBlocking},
-    {"NULL",  "queue/pending_signal_*",       Expect::Unsupported,   kNullNoBlocking},
+    {"NULL",  "queue/failed_wait_skips_kernel",          Expect::Unsupported, kNullNoValues},
+    {"NULL",  "queue/failed_wait_later_submission_runs", Expect::Unsupported, kNullNoValues},
+    {"NULL",  "queue/failed_wait_commands_before_run",   Expect::Unsupported, kNullNoValues},
     {"NULL",  "queue/compiler_*",             Expect::Unsupported,   "NULL's compiler runs no process and caches nothing"},
     {"VULKAN", "queue/compiler_*",            Expect::Unsupported,
      "the compiler checks feed source; VULKAN's compiler takes SPIR-V modules (its cache is hcq's, keyed by "

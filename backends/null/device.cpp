@@ -1,19 +1,25 @@
 #include "backends/null/device.h"
 
-#include <mutex>
-
 #include "backends/null/allocator.h"
 #include "backends/null/compiler.h"
+#include "backends/null/queue.h"
+#include "hcq/processor_device.h"
 #include "renderers/cpu.h"
 
 namespace sluice::null {
 namespace {
 
-class Device final : public hcq::Device {
+class Device final : public hcq::ProcessorDevice {
  public:
-  explicit Device(std::string name) : hcq::Device(std::move(name), 1, 1) {
+  explicit Device(std::string name) : hcq::ProcessorDevice(std::move(name)) {
     allocator_ = make_allocator(*this);
     compiler_ = make_compiler();
+    start_queues();
+  }
+
+  ~Device() override {
+    stop_queues();
+    release_queues();
   }
 
   std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary&,
@@ -28,55 +34,10 @@ class Device final : public hcq::Device {
     return p;
   }
 
-  std::string explain_stall(const hcq::Signal&, uint64_t) override {
-    return "NULL completes every submission at submit: none of its queues is behind";
-  }
-
  protected:
-  uint64_t do_submit(const hcq::HwQueue& q) override {
-    namespace pk = hcq::packet;
-    // One lock keeps the timeline in order: without it a later submission could publish its value
-    // while an earlier one is still writing its signals.
-    std::lock_guard lk(mu_);
-    uint64_t now = hcq::now_ns();
-    const uint64_t v = next_timeline_value();
-    // A wait on a failed signal skips the rest of the submission and fails its signals (queue.h).
-    std::string failure;
-    for (pk::Ref r : pk::each(q.packets())) {
-      if (!failure.empty() && r.op != pk::Signal) continue;
-      switch (r.op) {
-        case pk::Wait:
-          if (const auto* s = pk::ptr<const hcq::Signal>(r.p[1]); s->failed()) failure = s->error();
-          break;
-        case pk::Signal:
-          if (failure.empty())
-            pk::ptr<hcq::Signal>(r.p[1])->device_write(r.p[2], now);
-          else
-            pk::ptr<hcq::Signal>(r.p[1])->fail(failure);
-          break;
-        case pk::Timestamp: pk::ptr<hcq::Signal>(r.p[1])->device_timestamp(now); break;
-        case pk::Exec:
-          if (profiling())
-            add_profile({name(), queue_name(q), pk::ExecView(r.p).program->name(), now, now, 0, v, r.at});
-          break;
-        case pk::Copy:
-          if (profiling())
-            add_profile(
-                {name(), queue_name(q), "copy", now, now, r.p[3], v, r.at, hcq::Transfer::DeviceToDevice});
-          break;
-        default: break;  // waits and barriers: everything before them is already complete
-      }
-    }
-    timeline().device_write(v, now);
-    return v;
+  std::unique_ptr<hcq::CommandProcessor> make_queue(int, hcq::CommandProcessor::Config cfg) override {
+    return start_queue(std::move(cfg));
   }
-
- private:
-  static std::string queue_name(const hcq::HwQueue& q) {
-    return std::string(hcq::queue_kind_name(q.kind())) + ":" + std::to_string(q.index());
-  }
-
-  std::mutex mu_;
 };
 
 }  // namespace
