@@ -59,6 +59,7 @@ const char* OpScope::current() { return current_op; }
 
 Tensor::Tensor(UOp uop, const std::string& device) : uop_(std::move(uop)), device_(canonical_device(device)) {
   if (const char* name = OpScope::current()) detail::tag_new_nodes(uop_, name);
+  if (NoGrad::active()) uop_ = detail::without_grad(uop_);
 }
 
 // ---------------------------------------------------------------- queries
@@ -88,7 +89,7 @@ Tensor& Tensor::assign(const Tensor& value) {
       << "cannot assign " << tuple_str(value.shape()) << " to " << tuple_str(shape());
   SLUICE_CHECK_IN(DTypeError, "assign", value.dtype() == dtype())
       << "cannot assign " << value.dtype().name() << " to " << dtype().name();
-  *this = Tensor(uop_.assign(value.uop_), device_);
+  set_uop(Tensor(uop_.assign(value.uop_), device_).uop_);
   return *this;
 }
 Tensor Tensor::contiguous() const {
@@ -116,7 +117,7 @@ Tensor Tensor::bitcast(DType dt) const {
 // ---------------------------------------------------------------- realize
 
 Tensor& Tensor::realize() {
-  *this = Tensor(realizer(device_).realize({*this}).at(0), device_);
+  set_uop(realizer(device_).realize({*this}).at(0));
   return *this;
 }
 

@@ -74,7 +74,10 @@ enum class Reduction : uint8_t { None, Mean, Sum };
 enum class InterpolateMode : uint8_t { Nearest, NearestExact, Linear };
 
 struct ConvOptions;  // below: they hold Tensors
-struct HostBuffer;   // runtime/buffer.h
+namespace detail {
+struct GradState;  // runtime/tensor_grad.cpp
+}
+struct HostBuffer;  // runtime/buffer.h
 struct PoolOptions;
 
 class Tensor {
@@ -195,6 +198,22 @@ class Tensor {
   Tensor to(const std::string& device) const;  // COPY (this tensor when already there)
   Tensor cast(DType dtype) const;
   Tensor bitcast(DType dtype) const;  // same itemsize only
+
+  // ---------------------------------------------------------------- gradients (core/gradient)
+  // Reverse mode, on the lazy graph: backward() adds d(this)/d(t) to t.grad() for every tensor t that
+  // requires grad and that this tensor depends on; the gradients are lazy tensors like any other. Copies
+  // of a Tensor share whether it requires grad and its gradient (as references to one tensor do in the
+  // reference design); assign() and realize() keep them.
+  // Marks this tensor as a leaf whose gradient backward() keeps. Float tensors only (DTypeError).
+  Tensor& requires_grad(bool on);
+  bool requires_grad() const;
+  // The sum of the gradients backward() gave this tensor since zero_grad(); nullopt before any.
+  std::optional<Tensor> grad() const;
+  void zero_grad();
+  // For a tensor of one element; `gradient` (this shape) for any other. ValueError when no tensor that
+  // requires grad reaches this one; DTypeError for a non-float tensor.
+  void backward();
+  void backward(const Tensor& gradient);
 
   // ---------------------------------------------------------------- scheduling (plans kernels, runs nothing)
   std::vector<ScheduleItem> schedule() const;  // the kernels that compute this tensor
@@ -477,8 +496,28 @@ class Tensor {
   static Tensor from_bytes(const void* data, DType dtype, int64_t n, const Shape& shape,
                            const std::string& device);
 
+  // Keeps this tensor's gradient state in step with its node (assign, realize).
+  void set_uop(UOp uop);
+
   UOp uop_;
   std::string device_;
+  std::shared_ptr<detail::GradState> grad_;  // null until requires_grad()
+};
+
+// d(y)/d(x) for each x of `xs` as lazy tensors (zeros where y does not depend on x), given y's upstream
+// gradient (default: ones, for a y of one element). Needs no requires_grad; float tensors only.
+std::vector<Tensor> gradients(const Tensor& y, const std::vector<Tensor>& xs,
+                              const std::optional<Tensor>& y_grad = std::nullopt);
+
+// While one lives on this thread, every float tensor an op builds is detached (Tensor::detach): no
+// gradient flows through it. An optimizer's update runs in one.
+class NoGrad {
+ public:
+  NoGrad();
+  ~NoGrad();
+  NoGrad(const NoGrad&) = delete;
+  NoGrad& operator=(const NoGrad&) = delete;
+  static bool active();
 };
 
 // Options of the N-d convolutions (conv2d works on any number of spatial dims: weight.ndim - 2).

@@ -21,6 +21,10 @@ class OpScope {
   bool outer_;
 };
 
+// Inside a NoGrad scope: `u` detached when it computes a float value (an ALU op, a cast, a reduction),
+// else `u` (buffers, constants and views of them carry no gradient anyway).
+UOp without_grad(const UOp& u);
+
 // ShapeError naming `op` when a size is negative.
 void check_shape(const char* op, const Shape& shape);
 // `axis` in [-ndim, ndim) as a non-negative axis; ShapeError naming `op` otherwise.
