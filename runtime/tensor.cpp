@@ -121,6 +121,18 @@ Tensor& Tensor::realize() {
   return *this;
 }
 
+void Tensor::realize_all(const std::vector<Tensor*>& tensors) {
+  if (tensors.empty()) return;
+  std::vector<Tensor> values;
+  for (const Tensor* t : tensors) {
+    SLUICE_CHECK_IN(DeviceError, "realize_all", t->device_ == tensors[0]->device_)
+        << "every tensor must be on one device: " << tensors[0]->device_ << " and " << t->device_;
+    values.push_back(*t);
+  }
+  const std::vector<UOp> done = realizer(tensors[0]->device_).realize(values);
+  for (size_t i = 0; i < tensors.size(); ++i) tensors[i]->set_uop(done[i]);
+}
+
 void Tensor::check_item() const {
   SLUICE_CHECK_IN(ValueError, "item", numel() == 1)
       << "tensor of shape " << tuple_str(shape()) << " has " << numel() << " elements, item() needs 1";

@@ -227,6 +227,9 @@ class Tensor {
   // the work is submitted. Throws DeviceError for an absent device, and what the Realizer throws. On NULL
   // the values are whatever its memory holds.
   Tensor& realize();
+  // realize() for several tensors of one device in one schedule: work they share runs once, and an
+  // ASSIGN one of them reads is ordered before it (an optimizer's parameters and their state).
+  static void realize_all(const std::vector<Tensor*>& tensors);
   // The values as nested lists, numpy style, for tensors of up to `max_elements`:
   // "Tensor([[1, 2.5], [nan, -inf]], dtype=float, device=CPU)"; larger ones print as str(). Realizes this
   // tensor itself (as to_vector does), so reading it again computes nothing. operator<< prints this.
