@@ -41,6 +41,9 @@ foreach(item IN LISTS _links)
   elseif(item STREQUAL "spdlog::spdlog")  # base/log.cpp
     list(APPEND _pc_modules spdlog)
     string(APPEND _find_deps "find_dependency(spdlog)\n")
+  elseif(item STREQUAL "ZLIB::ZLIB")  # runtime/idx.cpp: gzip-compressed IDX files
+    list(APPEND _pc_modules zlib)
+    string(APPEND _find_deps "find_dependency(ZLIB)\n")
   else()
     message(FATAL_ERROR "libsluice links '${item}': give it a row in cmake/install.cmake (sluice.pc, sluiceConfig)")
   endif()

@@ -21,6 +21,7 @@ PACKAGES=(
   "core:      libonnx-dev libprotobuf-dev"                   # frontend/onnx: the ONNX project's protobuf classes
   "core:      libstb-dev fonts-dejavu-core fonts-wqy-zenhei" # models/ocr: images; its tests render text
   "core:      espeak-ng"                                     # models/vad: its tests speak a clip
+  "core:      zlib1g-dev"                                    # runtime/idx.cpp: gzip-compressed IDX files (MNIST)
   "cli:       libcli11-dev"                                  # tools/sluice: arguments
   "cli:       chromium"                                      # tests/cli: renders the latency report headless
   "onnx:      libonnx-testdata"                              # tests/onnx: the ONNX backend test suite
