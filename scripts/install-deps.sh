@@ -25,6 +25,7 @@ PACKAGES=(
   "cli:       libcli11-dev"                                  # tools/sluice: arguments
   "cli:       chromium"                                      # tests/cli: renders the latency report headless
   "onnx:      libonnx-testdata"                              # tests/onnx: the ONNX backend test suite
+  "data:      dataset-fashion-mnist"                         # models/mnist: the training data set
   "vulkan:    libvulkan-dev mesa-vulkan-drivers"             # loader + headers, lavapipe (CPU driver)
   "vulkan:    vulkan-validationlayers spirv-tools"           # validation in tests, spirv-val
   "opencl:    ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"  # ICD loader + headers, PoCL (CPU driver)

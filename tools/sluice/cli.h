@@ -44,6 +44,7 @@ void add_run_command(CLI::App& app, int& exit_code);
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_vad_command(CLI::App& app, int& exit_code);
 void add_ocr_command(CLI::App& app, int& exit_code);
+void add_train_command(CLI::App& app, int& exit_code);
 
 // One device the registry can name: "CPU", "VULKAN:1". present: it opened (dev is the registry's).
 struct DeviceSlot {

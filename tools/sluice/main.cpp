@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add_compile_command(app, exit_code);
   add_vad_command(app, exit_code);
   add_ocr_command(app, exit_code);
+  add_train_command(app, exit_code);
   app.footer("Each subcommand's --help has examples.\n" +
              exit_codes_help("a check, a case or the work failed (see each subcommand)"));
   try {

@@ -1,0 +1,310 @@
+#include "runtime/nn.h"
+
+#include <cmath>
+#include <set>
+
+#include "base/error.h"
+
+namespace sluice::nn {
+namespace {
+
+// A parameter: realized now (so an optimizer updates it in place) and requiring grad.
+Tensor trained(Tensor t) {
+  t = t.contiguous();
+  t.realize();
+  t.requires_grad(true);
+  return t;
+}
+
+std::string shape_str(const Shape& s) { return tuple_str(s); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- initializers
+
+std::pair<int64_t, int64_t> fans(const Shape& shape) {
+  SLUICE_CHECK_IN(ShapeError, "fans", shape.size() >= 2)
+      << "a weight needs (out, in, ...) dimensions, got shape " << shape_str(shape);
+  int64_t receptive = 1;
+  for (size_t i = 2; i < shape.size(); ++i) receptive *= shape[i];
+  return {shape[1] * receptive, shape[0] * receptive};
+}
+
+Tensor kaiming_uniform(const Shape& shape, uint64_t seed, double a, const std::string& device) {
+  const double bound = std::sqrt(2 / (1 + a * a)) * std::sqrt(3.0 / double(fans(shape).first));
+  return Tensor::uniform(shape, -bound, bound, seed, dtypes::float32, device);
+}
+Tensor kaiming_normal(const Shape& shape, uint64_t seed, double a, const std::string& device) {
+  const double std = std::sqrt(2 / (1 + a * a)) / std::sqrt(double(fans(shape).first));
+  return Tensor::normal(shape, 0, std, seed, dtypes::float32, device);
+}
+Tensor xavier_uniform(const Shape& shape, uint64_t seed, double gain, const std::string& device) {
+  const auto [in, out] = fans(shape);
+  const double bound = gain * std::sqrt(6.0 / double(in + out));
+  return Tensor::uniform(shape, -bound, bound, seed, dtypes::float32, device);
+}
+Tensor xavier_normal(const Shape& shape, uint64_t seed, double gain, const std::string& device) {
+  const auto [in, out] = fans(shape);
+  return Tensor::normal(shape, 0, gain * std::sqrt(2.0 / double(in + out)), seed, dtypes::float32, device);
+}
+
+// ---------------------------------------------------------------- Module
+
+void Module::param(const std::string& name, Tensor& t) { tensors_.push_back({name, &t, true, kind_}); }
+void Module::buffer(const std::string& name, Tensor& t) { tensors_.push_back({name, &t, false, kind_}); }
+void Module::child(const std::string& name, Module& m) { children_.emplace_back(name, &m); }
+
+void Module::collect(const std::string& prefix, std::vector<std::pair<std::string, Entry>>& out) {
+  for (const Entry& e : tensors_) out.emplace_back(prefix + e.name, e);
+  for (auto& [name, m] : children_) m->collect(prefix + name + ".", out);
+}
+
+std::vector<Tensor*> Module::parameters() {
+  std::vector<std::pair<std::string, Entry>> all;
+  collect("", all);
+  std::vector<Tensor*> out;
+  for (auto& [key, e] : all)
+    if (e.trained) out.push_back(e.tensor);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor*>> Module::named_tensors() {
+  std::vector<std::pair<std::string, Entry>> all;
+  collect("", all);
+  std::vector<std::pair<std::string, Tensor*>> out;
+  for (auto& [key, e] : all) out.emplace_back(key, e.tensor);
+  return out;
+}
+
+std::map<std::string, Tensor> Module::state_dict() {
+  std::map<std::string, Tensor> out;
+  for (auto& [key, t] : named_tensors()) out.emplace(key, *t);
+  return out;
+}
+
+void Module::load_state_dict(const std::map<std::string, Tensor>& state) {
+  std::vector<std::pair<std::string, Entry>> mine;
+  collect("", mine);
+  // Every check before the first write: a failed load changes nothing.
+  std::vector<std::string> missing, unexpected;
+  std::set<std::string> known;
+  for (const auto& [key, e] : mine) {
+    known.insert(key);
+    auto it = state.find(key);
+    if (it == state.end()) {
+      missing.push_back(key);
+      continue;
+    }
+    const Tensor& t = *e.tensor;
+    SLUICE_CHECK_IN(ValueError, "load_state_dict", it->second.shape() == t.shape())
+        << e.kind << " '" << key << "': the state has shape " << shape_str(it->second.shape())
+        << ", the layer " << shape_str(t.shape());
+    SLUICE_CHECK_IN(ValueError, "load_state_dict", it->second.dtype() == t.dtype())
+        << e.kind << " '" << key << "': the state is " << it->second.dtype().name() << ", the layer "
+        << t.dtype().name();
+  }
+  for (const auto& [key, t] : state)
+    if (!known.count(key)) unexpected.push_back(key);
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& k : v) s += (s.empty() ? "'" : ", '") + k + "'";
+    return s;
+  };
+  SLUICE_CHECK_IN(ValueError, "load_state_dict", missing.empty() && unexpected.empty())
+      << kind_ << ": " << (missing.empty() ? "" : "missing " + list(missing))
+      << (missing.empty() || unexpected.empty() ? "" : "; ")
+      << (unexpected.empty() ? "" : "unexpected " + list(unexpected));
+  std::vector<Tensor*> written;
+  for (auto& [key, e] : mine) {
+    e.tensor->assign(state.at(key).to(e.tensor->device()));
+    written.push_back(e.tensor);
+  }
+  Tensor::realize_all(written);
+}
+
+void Module::update(const Tensor& target, const Tensor& value) const {
+  updates_.push_back(Tensor(target.uop().assign(value.cast(target.dtype()).uop()), target.device()));
+}
+
+std::vector<Tensor> Module::take_updates() {
+  std::vector<Tensor> out = std::move(updates_);
+  updates_.clear();
+  for (auto& [name, m] : children_)
+    for (Tensor& t : m->take_updates()) out.push_back(std::move(t));
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, m] : children_) m->train(on);
+}
+
+// ---------------------------------------------------------------- layers
+
+Linear::Linear(int64_t in, int64_t out, bool has_bias, uint64_t seed, const std::string& device)
+    : weight(trained(kaiming_uniform({out, in}, 2 * seed, std::sqrt(5.0), device))) {
+  kind_ = "Linear";
+  param("weight", weight);
+  if (has_bias) {
+    const double b = 1 / std::sqrt(double(in));
+    bias = trained(Tensor::uniform({out}, -b, b, 2 * seed + 1, dtypes::float32, device));
+    param("bias", *bias);
+  }
+}
+
+Tensor Linear::operator()(const Tensor& x) const {
+  Tensor y = x.matmul(weight.transpose());
+  return bias ? y + *bias : y;
+}
+
+Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, Conv2dOptions o, const std::string& device)
+    : weight(
+          trained(kaiming_uniform({out, in / o.groups, kernel, kernel}, 2 * o.seed, std::sqrt(5.0), device))),
+      o_(o) {
+  kind_ = "Conv2d";
+  SLUICE_CHECK_IN(ValueError, "Conv2d", o.groups >= 1 && in % o.groups == 0 && out % o.groups == 0)
+      << "groups " << o.groups << " must divide the channels in " << in << " and out " << out;
+  param("weight", weight);
+  if (o.bias) {
+    const double b = 1 / std::sqrt(double(fans(weight.shape()).first));
+    bias = trained(Tensor::uniform({out}, -b, b, 2 * o.seed + 1, dtypes::float32, device));
+    param("bias", *bias);
+  }
+}
+
+Tensor Conv2d::operator()(const Tensor& x) const {
+  return x.conv2d(weight, {.bias = bias,
+                           .groups = o_.groups,
+                           .stride = {o_.stride},
+                           .dilation = {o_.dilation},
+                           .padding = {o_.padding}});
+}
+
+LayerNorm::LayerNorm(const Shape& shape, double eps, const std::string& device)
+    : weight(trained(Tensor::ones(shape, dtypes::float32, device))),
+      bias(trained(Tensor::zeros(shape, dtypes::float32, device))),
+      shape_(shape),
+      eps_(eps) {
+  kind_ = "LayerNorm";
+  param("weight", weight);
+  param("bias", bias);
+}
+
+Tensor LayerNorm::operator()(const Tensor& x) const {
+  SLUICE_CHECK_IN(ShapeError, "LayerNorm", x.ndim() >= int64_t(shape_.size()))
+      << "input of shape " << shape_str(x.shape()) << " has fewer axes than the normalized shape "
+      << shape_str(shape_);
+  Shape axes;
+  for (int64_t i = x.ndim() - int64_t(shape_.size()); i < x.ndim(); ++i) axes.push_back(i);
+  const Tensor centered = x - x.mean(axes, true);
+  return centered * (centered.square().mean(axes, true) + eps_).rsqrt() * weight + bias;
+}
+
+ConvTranspose2d::ConvTranspose2d(int64_t in, int64_t out, int64_t kernel, ConvTranspose2dOptions o,
+                                 const std::string& device)
+    // PyTorch computes its fans from the weight as stored, (in, out / groups, k, k).
+    : weight(
+          trained(kaiming_uniform({in, out / o.groups, kernel, kernel}, 2 * o.seed, std::sqrt(5.0), device))),
+      o_(o) {
+  kind_ = "ConvTranspose2d";
+  SLUICE_CHECK_IN(ValueError, "ConvTranspose2d", o.groups >= 1 && in % o.groups == 0 && out % o.groups == 0)
+      << "groups " << o.groups << " must divide the channels in " << in << " and out " << out;
+  param("weight", weight);
+  if (o.bias) {
+    const double b = 1 / std::sqrt(double(fans(weight.shape()).first));
+    bias = trained(Tensor::uniform({out}, -b, b, 2 * o.seed + 1, dtypes::float32, device));
+    param("bias", *bias);
+  }
+}
+
+Tensor ConvTranspose2d::operator()(const Tensor& x) const {
+  return x.conv_transpose2d(weight, {.bias = bias,
+                                     .groups = o_.groups,
+                                     .stride = {o_.stride},
+                                     .dilation = {o_.dilation},
+                                     .padding = {o_.padding},
+                                     .output_padding = {o_.output_padding}});
+}
+
+BatchNorm::BatchNorm(int64_t channels, double eps, double momentum, const std::string& device)
+    : weight(trained(Tensor::ones({channels}, dtypes::float32, device))),
+      bias(trained(Tensor::zeros({channels}, dtypes::float32, device))),
+      running_mean(Tensor::zeros({channels}, dtypes::float32, device).contiguous().realize()),
+      running_var(Tensor::ones({channels}, dtypes::float32, device).contiguous().realize()),
+      num_batches_tracked(Tensor::zeros({}, dtypes::int64, device).contiguous().realize()),
+      eps_(eps),
+      momentum_(momentum) {
+  kind_ = "BatchNorm";
+  param("weight", weight);
+  param("bias", bias);
+  buffer("running_mean", running_mean);
+  buffer("running_var", running_var);
+  buffer("num_batches_tracked", num_batches_tracked);
+}
+
+Tensor BatchNorm::operator()(const Tensor& x) const {
+  SLUICE_CHECK_IN(ShapeError, "BatchNorm", x.ndim() >= 2 && x.shape(1) == weight.shape(0))
+      << "input of shape " << shape_str(x.shape()) << " for " << weight.shape(0) << " channels on axis 1";
+  Shape axes{0}, per_channel(size_t(x.ndim()), 1);
+  for (int64_t i = 2; i < x.ndim(); ++i) axes.push_back(i);
+  per_channel[1] = x.shape(1);
+  auto channel = [&](const Tensor& t) { return t.reshape(per_channel); };
+  if (!training())
+    return (x - channel(running_mean)) * channel((running_var + eps_).rsqrt() * weight) + channel(bias);
+  const Tensor mean = x.mean(axes), var = (x - channel(mean)).square().mean(axes);
+  {
+    // The running variance is the unbiased one, as PyTorch keeps it.
+    const double n = double(x.numel() / x.shape(1));
+    NoGrad no_grad;
+    update(running_mean, running_mean * (1 - momentum_) + mean.detach() * momentum_);
+    update(running_var,
+           running_var * (1 - momentum_) + var.detach() * (momentum_ * n / std::max(n - 1, 1.0)));
+    update(num_batches_tracked, num_batches_tracked + 1);
+  }
+  return (x - channel(mean)) * channel((var + eps_).rsqrt() * weight) + channel(bias);
+}
+
+RMSNorm::RMSNorm(int64_t dim, double eps, const std::string& device)
+    : weight(trained(Tensor::ones({dim}, dtypes::float32, device))), eps_(eps) {
+  kind_ = "RMSNorm";
+  param("weight", weight);
+}
+
+Tensor RMSNorm::operator()(const Tensor& x) const { return x.rmsnorm(-1, eps_) * weight; }
+
+GroupNorm::GroupNorm(int64_t groups, int64_t channels, double eps, const std::string& device)
+    : weight(trained(Tensor::ones({channels}, dtypes::float32, device))),
+      bias(trained(Tensor::zeros({channels}, dtypes::float32, device))),
+      groups_(groups),
+      eps_(eps) {
+  kind_ = "GroupNorm";
+  SLUICE_CHECK_IN(ValueError, "GroupNorm", groups >= 1 && channels % groups == 0)
+      << groups << " groups must divide " << channels << " channels";
+  param("weight", weight);
+  param("bias", bias);
+}
+
+Tensor GroupNorm::operator()(const Tensor& x) const {
+  SLUICE_CHECK_IN(ShapeError, "GroupNorm", x.ndim() >= 2 && x.shape(1) == weight.shape(0))
+      << "input of shape " << shape_str(x.shape()) << " for " << weight.shape(0) << " channels on axis 1";
+  const Tensor g = x.reshape({x.shape(0), groups_, -1});
+  const Tensor c = g - g.mean({2}, true);
+  Shape per_channel(size_t(x.ndim()), 1);
+  per_channel[1] = x.shape(1);
+  const Tensor normed = (c * (c.square().mean({2}, true) + eps_).rsqrt()).reshape(x.shape());
+  return normed * weight.reshape(per_channel) + bias.reshape(per_channel);
+}
+
+Embedding::Embedding(int64_t num, int64_t dim, uint64_t seed, const std::string& device)
+    : weight(trained(Tensor::randn({num, dim}, seed, dtypes::float32, device))) {
+  kind_ = "Embedding";
+  param("weight", weight);
+}
+
+Tensor Embedding::operator()(const Tensor& indices) const {
+  Shape out = indices.shape();
+  out.push_back(weight.shape(1));
+  return weight.index_select(0, indices.flatten()).reshape(out);
+}
+
+}  // namespace sluice::nn

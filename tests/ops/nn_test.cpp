@@ -1,0 +1,160 @@
+// nn layers (runtime/nn.h) on the CPU device: each layer's output against the same math written with
+// Tensor ops and evaluated by the reference evaluator, PyTorch's initialization bounds, seeds, the
+// state_dict's keys and load_state_dict's checks, and a state round trip through a safetensors file.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+
+#include "base/error.h"
+#include "runtime/nn.h"
+#include "runtime/reference.h"
+#include "runtime/safetensors.h"
+
+namespace sluice {
+namespace {
+
+void expect_close(const Tensor& got, const Tensor& want) {
+  const std::vector<float> g = Tensor(got).to_vector<float>();
+  const eval::HostArray w = reference(want);
+  ASSERT_EQ(g.size(), w.f.size());
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w.f[i], 1e-5 + 1e-5 * std::abs(w.f[i])) << i;
+}
+
+Tensor input(const Shape& s, uint64_t seed) {
+  return Tensor::uniform(s, -1, 1, seed, dtypes::float32, "CPU");
+}
+
+struct Net : nn::Module {
+  nn::Conv2d conv{2, 4, 3, {.padding = 1, .seed = 1}, "CPU"};
+  nn::Linear fc{4, 3, true, 2, "CPU"};
+  nn::LayerNorm norm{{3}, 1e-5, "CPU"};
+  Net() {
+    child("conv", conv);
+    child("fc", fc);
+    child("norm", norm);
+  }
+};
+
+TEST(Nn, LayersComputeWhatTheirDefinitionsSay) {
+  Net n;
+  const Tensor x = input({2, 2, 5, 5}, 7);
+  expect_close(n.conv(x), x.conv2d(n.conv.weight, {.bias = n.conv.bias, .padding = {1}}));
+  const Tensor v = input({6, 4}, 8);
+  expect_close(n.fc(v), v.matmul(n.fc.weight.transpose()) + *n.fc.bias);
+  const Tensor u = input({6, 3}, 9);
+  const Tensor c = u - u.mean({1}, true);
+  expect_close(n.norm(u), c / (c.square().mean({1}, true) + 1e-5).sqrt());
+  nn::Embedding e(5, 3, 4, "CPU");
+  const Tensor idx = Tensor::from(std::vector<int32_t>{4, 0, 4, 2}, {2, 2}, "CPU");
+  const Tensor rows = e(idx);
+  EXPECT_EQ(rows.shape(), (Shape{2, 2, 3}));
+  const std::vector<float> w = e.weight.to_vector<float>(), r = Tensor(rows).to_vector<float>();
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(r[size_t(k)], w[size_t(4 * 3 + k)]);
+}
+
+TEST(Nn, NormalizationLayersAndTheTransposedConvolution) {
+  const Tensor x = input({4, 3, 2, 2}, 11);
+  nn::BatchNorm bn(3, 1e-5, 0.1, "CPU");
+  const Tensor mean = x.mean({0, 2, 3}, true), var = (x - mean).square().mean({0, 2, 3}, true);
+  expect_close(bn(x), (x - mean) / (var + 1e-5).sqrt());
+  std::vector<Tensor> updates = bn.take_updates();
+  ASSERT_EQ(updates.size(), 3u);
+  std::vector<Tensor*> ptrs;
+  for (Tensor& t : updates) ptrs.push_back(&t);
+  Tensor::realize_all(ptrs);
+  // The running averages moved 10% toward the batch's mean and unbiased variance (16 values a channel).
+  expect_close(bn.running_mean, mean.reshape({3}) * 0.1);
+  expect_close(bn.running_var, var.reshape({3}) * (0.1 * 16 / 15) + 0.9);
+  EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 1);
+  bn.eval();
+  expect_close(bn(x), (x - bn.running_mean.reshape({1, 3, 1, 1})) /
+                          (bn.running_var.reshape({1, 3, 1, 1}) + 1e-5).sqrt());
+  EXPECT_TRUE(bn.take_updates().empty()) << "evaluation moves no statistics";
+
+  nn::GroupNorm gn(2, 4, 1e-5, "CPU");
+  const Tensor y = input({2, 4, 3}, 12), g = y.reshape({2, 2, 6});
+  const Tensor c = g - g.mean({2}, true);
+  expect_close(gn(y), (c / (c.square().mean({2}, true) + 1e-5).sqrt()).reshape({2, 4, 3}));
+  nn::RMSNorm rms(3, 1e-6, "CPU");
+  const Tensor z = input({2, 3}, 13);
+  expect_close(rms(z), z / (z.square().mean({1}, true) + 1e-6).sqrt());
+  nn::ConvTranspose2d ct(2, 3, 2, {.stride = 2, .seed = 5}, "CPU");
+  const Tensor w = input({1, 2, 3, 3}, 14);
+  expect_close(ct(w), w.conv_transpose2d(ct.weight, {.bias = ct.bias, .stride = {2}}));
+  EXPECT_EQ(ct.weight.shape(), (Shape{2, 3, 2, 2}));
+}
+
+TEST(Nn, InitializersFollowPyTorchsBoundsAndSeeds) {
+  nn::Linear a(50, 20, true, 3, "CPU"), b(50, 20, true, 3, "CPU"), c(50, 20, true, 4, "CPU");
+  const std::vector<float> wa = a.weight.to_vector<float>();
+  const double bound = 1 / std::sqrt(50.0);  // kaiming_uniform(a = sqrt(5)) on fan_in 50
+  double lo = 1, hi = -1;
+  for (float v : wa) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
+  EXPECT_GE(lo, -bound);
+  EXPECT_LE(hi, bound);
+  EXPECT_LT(lo, -0.9 * bound) << "1000 draws should reach near the bound";
+  EXPECT_GT(hi, 0.9 * bound);
+  EXPECT_EQ(wa, b.weight.to_vector<float>());
+  EXPECT_NE(wa, c.weight.to_vector<float>());
+  EXPECT_EQ(nn::fans({8, 3, 5, 5}), (std::pair<int64_t, int64_t>{75, 200}));
+  const std::vector<float> xv = nn::xavier_uniform({30, 20}, 1, 1, "CPU").to_vector<float>();
+  for (float v : xv) EXPECT_LE(std::abs(v), std::sqrt(6.0 / 50));
+}
+
+TEST(Nn, StateDictNamesEveryTensorByItsPath) {
+  Net n;
+  std::vector<std::string> keys;
+  for (const auto& [k, t] : n.state_dict()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"conv.bias", "conv.weight", "fc.bias", "fc.weight", "norm.bias",
+                                            "norm.weight"}));
+  EXPECT_EQ(n.parameters().size(), 6u);
+  for (Tensor* p : n.parameters()) EXPECT_TRUE(p->requires_grad());
+}
+
+template <class E>
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) { return e.what(); }
+  return "no error";
+}
+
+TEST(Nn, LoadStateDictChecksBeforeItWrites) {
+  Net n;
+  std::map<std::string, Tensor> s = n.state_dict();
+  const std::vector<float> before = n.fc.weight.to_vector<float>();
+  s.erase("fc.bias");
+  s.emplace("fc.extra", Tensor::zeros({1}, dtypes::float32, "CPU"));
+  s.at("fc.weight") = Tensor::zeros({3, 4}, dtypes::float32, "CPU");
+  EXPECT_NE(error_of<ValueError>([&] {
+              n.load_state_dict(s);
+            }).find("[load_state_dict] Module: missing 'fc.bias'; unexpected 'fc.extra'"),
+            std::string::npos);
+  EXPECT_EQ(n.fc.weight.to_vector<float>(), before) << "a failed load changes nothing";
+  std::map<std::string, Tensor> bad = n.state_dict();
+  bad.at("fc.weight") = Tensor::zeros({4, 3}, dtypes::float32, "CPU");
+  EXPECT_NE(error_of<ValueError>([&] {
+              n.load_state_dict(bad);
+            }).find("Linear 'fc.weight': the state has shape (4, 3), the layer (3, 4)"),
+            std::string::npos);
+}
+
+TEST(Nn, StateRoundTripsThroughSafetensors) {
+  Net a, b;
+  // Make b different from a first, then load a's state into it through a file.
+  b.fc.weight.assign(b.fc.weight * 0 + 5).realize();
+  const std::filesystem::path f =
+      std::filesystem::temp_directory_path() / ("sluice_nn_" + std::to_string(::getpid()) + ".safetensors");
+  safe_save(a.state_dict(), f);
+  b.load_state_dict(safe_load(f, "CPU"));
+  std::filesystem::remove(f);
+  for (const auto& [k, t] : a.state_dict())
+    EXPECT_EQ(Tensor(t).to_vector<float>(), Tensor(b.state_dict().at(k)).to_vector<float>()) << k;
+  EXPECT_TRUE(b.fc.weight.requires_grad()) << "loading keeps the parameter trainable";
+}
+
+}  // namespace
+}  // namespace sluice
