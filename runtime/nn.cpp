@@ -18,6 +18,22 @@ Tensor trained(Tensor t) {
 
 std::string shape_str(const Shape& s) { return tuple_str(s); }
 
+// PyTorch's default weight of a linear or convolution layer: kaiming_uniform with a = sqrt(5), which is
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+Tensor default_weight(const Shape& shape, uint64_t seed, const std::string& device) {
+  return trained(kaiming_uniform(shape, 2 * seed, std::sqrt(5.0), device));
+}
+// Its bias: the same bound, drawn from the layer's second seed.
+Tensor default_bias(const Tensor& weight, int64_t out, uint64_t seed, const std::string& device) {
+  const double b = 1 / std::sqrt(double(fans(weight.shape()).first));
+  return trained(Tensor::uniform({out}, -b, b, 2 * seed + 1, dtypes::float32, device));
+}
+
+void check_groups(const char* layer, int64_t groups, int64_t in, int64_t out) {
+  SLUICE_CHECK_IN(ValueError, layer, groups >= 1 && in % groups == 0 && out % groups == 0)
+      << "groups " << groups << " must divide the channels in " << in << " and out " << out;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- initializers
@@ -142,12 +158,11 @@ void Module::train(bool on) {
 // ---------------------------------------------------------------- layers
 
 Linear::Linear(int64_t in, int64_t out, bool has_bias, uint64_t seed, const std::string& device)
-    : weight(trained(kaiming_uniform({out, in}, 2 * seed, std::sqrt(5.0), device))) {
+    : weight(default_weight({out, in}, seed, device)) {
   kind_ = "Linear";
   param("weight", weight);
   if (has_bias) {
-    const double b = 1 / std::sqrt(double(in));
-    bias = trained(Tensor::uniform({out}, -b, b, 2 * seed + 1, dtypes::float32, device));
+    bias = default_bias(weight, out, seed, device);
     param("bias", *bias);
   }
 }
@@ -158,16 +173,12 @@ Tensor Linear::operator()(const Tensor& x) const {
 }
 
 Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, Conv2dOptions o, const std::string& device)
-    : weight(
-          trained(kaiming_uniform({out, in / o.groups, kernel, kernel}, 2 * o.seed, std::sqrt(5.0), device))),
-      o_(o) {
+    : weight(default_weight({out, in / o.groups, kernel, kernel}, o.seed, device)), o_(o) {
   kind_ = "Conv2d";
-  SLUICE_CHECK_IN(ValueError, "Conv2d", o.groups >= 1 && in % o.groups == 0 && out % o.groups == 0)
-      << "groups " << o.groups << " must divide the channels in " << in << " and out " << out;
+  check_groups(kind_, o.groups, in, out);
   param("weight", weight);
   if (o.bias) {
-    const double b = 1 / std::sqrt(double(fans(weight.shape()).first));
-    bias = trained(Tensor::uniform({out}, -b, b, 2 * o.seed + 1, dtypes::float32, device));
+    bias = default_bias(weight, out, o.seed, device);
     param("bias", *bias);
   }
 }
@@ -203,16 +214,12 @@ Tensor LayerNorm::operator()(const Tensor& x) const {
 ConvTranspose2d::ConvTranspose2d(int64_t in, int64_t out, int64_t kernel, ConvTranspose2dOptions o,
                                  const std::string& device)
     // PyTorch computes its fans from the weight as stored, (in, out / groups, k, k).
-    : weight(
-          trained(kaiming_uniform({in, out / o.groups, kernel, kernel}, 2 * o.seed, std::sqrt(5.0), device))),
-      o_(o) {
+    : weight(default_weight({in, out / o.groups, kernel, kernel}, o.seed, device)), o_(o) {
   kind_ = "ConvTranspose2d";
-  SLUICE_CHECK_IN(ValueError, "ConvTranspose2d", o.groups >= 1 && in % o.groups == 0 && out % o.groups == 0)
-      << "groups " << o.groups << " must divide the channels in " << in << " and out " << out;
+  check_groups(kind_, o.groups, in, out);
   param("weight", weight);
   if (o.bias) {
-    const double b = 1 / std::sqrt(double(fans(weight.shape()).first));
-    bias = trained(Tensor::uniform({out}, -b, b, 2 * o.seed + 1, dtypes::float32, device));
+    bias = default_bias(weight, out, o.seed, device);
     param("bias", *bias);
   }
 }
