@@ -12,6 +12,7 @@
 #include "runtime/nn.h"
 #include "runtime/reference.h"
 #include "runtime/safetensors.h"
+#include "tests/error_of.h"
 
 namespace sluice {
 namespace {
@@ -114,13 +115,7 @@ TEST(Nn, StateDictNamesEveryTensorByItsPath) {
   for (Tensor* p : n.parameters()) EXPECT_TRUE(p->requires_grad());
 }
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) { return e.what(); }
-  return "no error";
-}
+using testing_errors::error_of;
 
 TEST(Nn, LoadStateDictChecksBeforeItWrites) {
   Net n;

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "runtime/jit.h"
 #include "runtime/optim.h"
+#include "tests/error_of.h"
 #include "tests/ops/test_devices.h"
 
 namespace sluice {
@@ -128,13 +129,7 @@ TEST(Optim, AJittedTrainingStepFollowsTheEagerOne) {
   EXPECT_LT(eager_loss.back(), eager_loss.front() * 2) << "the loss should not blow up";
 }
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) { return e.what(); }
-  return "no error";
-}
+using testing_errors::error_of;
 
 TEST(Optim, BadArgumentsAreClearErrors) {
   Tensor w = Tensor::from(std::vector<float>{1, 2}, {2}, "CPU");

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "conformance/grad_cases.h"
 #include "runtime/reference.h"
+#include "tests/error_of.h"
 
 namespace sluice {
 namespace {
@@ -155,13 +156,7 @@ TEST(Backward, KeepsTheGradientStateThroughAssign) {
   EXPECT_EQ(reference(*w.grad()).f, (std::vector<double>{6, 8}));
 }
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) { return e.what(); }
-  return "no error";
-}
+using testing_errors::error_of;
 
 TEST(Backward, BadUsesAreClearErrors) {
   Tensor w = f64({1, 2}, {2});

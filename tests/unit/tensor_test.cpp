@@ -14,19 +14,14 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/device_name.h"
+#include "tests/error_of.h"
 
 using namespace sluice;
 namespace d = sluice::dtypes;
 
 namespace {
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) { return e.what(); }
-  return "no error";
-}
+using testing_errors::error_of;
 
 Tensor f32(const Shape& shape) { return Tensor::empty(shape, d::float32, "CPU"); }
 Tensor typed(const Shape& shape, DType dt) { return Tensor::empty(shape, dt, "CPU"); }
