@@ -895,6 +895,7 @@ const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> v = op_sweep();
     for (OpCase& c : op_composites()) v.push_back(std::move(c));
+    for (OpCase& c : op_gradients()) v.push_back(std::move(c));
     return v;
   }();
   return cases;

@@ -139,7 +139,7 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state) {
 }
 
 void Module::update(const Tensor& target, const Tensor& value) const {
-  updates_.push_back(Tensor(target.uop().assign(value.cast(target.dtype()).uop()), target.device()));
+  updates_.push_back(target.write(value));
 }
 
 std::vector<Tensor> Module::take_updates() {
@@ -312,6 +312,94 @@ Tensor Embedding::operator()(const Tensor& indices) const {
   Shape out = indices.shape();
   out.push_back(weight.shape(1));
   return weight.index_select(0, indices.flatten()).reshape(out);
+}
+
+Dropout::Dropout(double p, uint64_t seed, const std::string& device)
+    : p_(p), seed_(seed), counter_(Tensor::zeros({}, dtypes::uint32, device).contiguous()) {
+  kind_ = "Dropout";
+  SLUICE_CHECK_IN(ValueError, kind_, p >= 0 && p <= 1) << "probability " << p << " is not in [0, 1]";
+  counter_.realize();
+}
+
+Tensor Dropout::operator()(const Tensor& x) const {
+  if (!training() || p_ == 0) return x;
+  if (!has_updates()) {  // the step's first call
+    calls_ = 0;
+    update(counter_, counter_ + 1);
+  }
+  const uint64_t seed = seed_ + 0x9E3779B97F4A7C15ull * calls_++;
+  const Tensor keep = Tensor::rand(x.shape(), seed, counter_) >= p_;
+  return keep.where(x * (1 / (1 - p_)), 0);
+}
+
+MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, MultiheadAttentionOptions o,
+                                       const std::string& device)
+    : in_proj_weight(trained(xavier_uniform({3 * embed_dim, embed_dim}, 2 * o.seed, 1, device))),
+      out_proj(embed_dim, embed_dim, o.bias, 2 * o.seed + 1, device),
+      heads_(num_heads),
+      o_(o) {
+  kind_ = "MultiheadAttention";
+  SLUICE_CHECK_IN(ValueError, kind_, num_heads >= 1 && embed_dim % num_heads == 0)
+      << "embed_dim " << embed_dim << " is not a multiple of num_heads " << num_heads;
+  param("in_proj_weight", in_proj_weight);
+  if (o.bias) {
+    in_proj_bias = trained(Tensor::zeros({3 * embed_dim}, dtypes::float32, device));
+    param("in_proj_bias", *in_proj_bias);
+    out_proj.bias->assign(Tensor::zeros({embed_dim}, dtypes::float32, device)).realize();
+  }
+  child("out_proj", out_proj);
+}
+
+Tensor MultiheadAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
+                                      const std::optional<Tensor>& attn_mask,
+                                      const std::optional<Tensor>& key_padding_mask, bool is_causal) const {
+  const int64_t e = in_proj_weight.shape(1), d = e / heads_;
+  const bool batched = query.ndim() == 3;
+  SLUICE_CHECK_IN(ShapeError, kind_,
+                  (query.ndim() == 2 || batched) && key.ndim() == query.ndim() &&
+                      value.ndim() == query.ndim() && query.shape(-1) == e && key.shape(-1) == e &&
+                      value.shape(-1) == e && key.shape() == value.shape())
+      << "needs query (L, N, E) or (L, E) and key, value (S, N, E) or (S, E) with E = " << e << ", got "
+      << shape_str(query.shape()) << ", " << shape_str(key.shape()) << ", " << shape_str(value.shape());
+  // Everything as (N, L, E).
+  auto batch_first = [&](const Tensor& t) {
+    return !batched ? t.unsqueeze(0) : o_.batch_first ? t : t.transpose(0, 1);
+  };
+  const std::vector<Tensor> w = in_proj_weight.chunk(3);
+  std::vector<Tensor> b;
+  if (in_proj_bias) b = in_proj_bias->chunk(3);
+  // (N, T, E) -> (N, heads, T, d)
+  auto project = [&](const Tensor& t, size_t i) {
+    Tensor y = batch_first(t).matmul(w[i].transpose());
+    if (in_proj_bias) y = y + b[i];
+    return y.reshape({y.shape(0), y.shape(1), heads_, d}).transpose(1, 2);
+  };
+  const Tensor q = project(query, 0), k = project(key, 1), v = project(value, 2);
+  const int64_t n = q.shape(0), l = q.shape(2), s = k.shape(2);
+  // One additive mask (N or 1, heads or 1, L, S) from PyTorch's "true = masked out" bool masks.
+  std::optional<Tensor> mask;
+  auto additive = [&](const Tensor& m) {
+    return m.dtype() == dtypes::bool_ ? m.where(Tensor::full({}, -INFINITY, q.dtype(), q.device()), 0.0) : m;
+  };
+  if (is_causal && !attn_mask)  // PyTorch takes is_causal as a hint about attn_mask; alone, it is the mask
+    mask = additive(Tensor::ones({l, s}, dtypes::bool_, q.device()).triu(1));
+  const Shape per_query{l, s}, per_head{n * heads_, l, s}, per_key = batched ? Shape{n, s} : Shape{s};
+  if (attn_mask) {
+    SLUICE_CHECK_IN(ShapeError, kind_, attn_mask->shape() == per_query || attn_mask->shape() == per_head)
+        << "attn_mask must be " << shape_str(per_query) << " or " << shape_str(per_head) << ", got "
+        << shape_str(attn_mask->shape());
+    mask = additive(attn_mask->ndim() == 3 ? attn_mask->reshape({n, heads_, l, s}) : *attn_mask);
+  }
+  if (key_padding_mask) {
+    SLUICE_CHECK_IN(ShapeError, kind_, key_padding_mask->shape() == per_key)
+        << "key_padding_mask must be " << shape_str(per_key) << ", got "
+        << shape_str(key_padding_mask->shape());
+    const Tensor kp = additive(key_padding_mask->reshape({n, 1, 1, s}));
+    mask = mask ? *mask + kp : kp;
+  }
+  const Tensor o = q.scaled_dot_product_attention(k, v, mask).transpose(1, 2).reshape({n, l, e});
+  const Tensor y = out_proj(o);
+  return !batched ? y.reshape({l, e}) : o_.batch_first ? y : y.transpose(0, 1);
 }
 
 }  // namespace sluice::nn

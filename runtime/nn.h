@@ -64,6 +64,7 @@ class Module {
   const char* kind_ = "Module";  // the layer's class, for errors
   // A write of `value` into buffer `target` (which stays its buffer), kept for take_updates().
   void update(const Tensor& target, const Tensor& value) const;
+  bool has_updates() const { return !updates_.empty(); }  // this module's own, not yet taken
 
  private:
   struct Entry {
@@ -181,6 +182,49 @@ class Embedding : public Module {
   Embedding(int64_t num, int64_t dim, uint64_t seed = 0, const std::string& device = default_device());
   Tensor operator()(const Tensor& indices) const;
   Tensor weight;
+};
+
+// Zeroes each element with probability p while training and scales the others by 1 / (1 - p); the identity
+// in evaluation mode. The mask is drawn from (seed, a counter on the device) and the first call of a step
+// advances the counter through take_updates(), so every step draws new masks, a replayed jitted step
+// included; later calls before the update is taken draw from further seeds.
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5, uint64_t seed = 0, const std::string& device = default_device());
+  Tensor operator()(const Tensor& x) const;
+
+ private:
+  double p_;
+  uint64_t seed_;
+  Tensor counter_;              // not in the state_dict: PyTorch's Dropout has none
+  mutable uint64_t calls_ = 0;  // since the counter's pending update
+};
+
+struct MultiheadAttentionOptions {
+  bool bias = true;
+  bool batch_first = false;  // (N, L, E) inputs; PyTorch's default is (L, N, E)
+  uint64_t seed = 0;
+};
+// PyTorch's nn.MultiheadAttention (same parameters, initialization and state_dict keys: in_proj_weight
+// (3E, E), in_proj_bias, out_proj.weight, out_proj.bias), for query/key/value of one embedding size E and
+// without dropout on the attention weights; returns the output only. Masks mean what they mean there: a
+// bool attn_mask (L, S) or (N * heads, L, S) and key_padding_mask (N, S) are true where a position may NOT
+// be attended; a float attn_mask is added to the scores. Unbatched (L, E) inputs work too.
+class MultiheadAttention : public Module {
+ public:
+  MultiheadAttention(int64_t embed_dim, int64_t num_heads, MultiheadAttentionOptions o = {},
+                     const std::string& device = default_device());
+  Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value,
+                    const std::optional<Tensor>& attn_mask = std::nullopt,
+                    const std::optional<Tensor>& key_padding_mask = std::nullopt,
+                    bool is_causal = false) const;
+  Tensor in_proj_weight;
+  std::optional<Tensor> in_proj_bias;
+  Linear out_proj;
+
+ private:
+  int64_t heads_;
+  MultiheadAttentionOptions o_;
 };
 
 }  // namespace sluice::nn

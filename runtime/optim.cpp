@@ -40,7 +40,7 @@ Tensor Optimizer::scalar(double v) const {
 void Optimizer::set_lr(double lr) {
   SLUICE_CHECK_IN(ValueError, name_, lr >= 0) << "learning rate " << lr << " is negative";
   lr_value_ = lr;
-  Tensor(lr_.uop().assign(Tensor::full({}, lr, dtypes::float32, device_).uop()), device_).realize();
+  lr_.write(Tensor::full({}, lr, dtypes::float32, device_)).realize();
 }
 
 void Optimizer::zero_grad() {
@@ -48,10 +48,9 @@ void Optimizer::zero_grad() {
 }
 
 Tensor Optimizer::write(const Tensor& target, const Tensor& value) {
-  // Built as a node rather than with Tensor::assign, which would make `target` the write itself: the
-  // parameters and state must stay their buffers for the next step (and for a jitted step, whose
-  // replays never rebuild them).
-  writes_.push_back(Tensor(target.uop().assign(value.cast(target.dtype()).uop()), device_));
+  // Tensor::write, not assign, which would make `target` the write itself: the parameters and state must
+  // stay their buffers for the next step (and for a jitted step, whose replays never rebuild them).
+  writes_.push_back(target.write(value));
   return writes_.back();
 }
 

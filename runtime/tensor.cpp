@@ -92,6 +92,14 @@ Tensor& Tensor::assign(const Tensor& value) {
   set_uop(Tensor(uop_.assign(value.uop_), device_).uop_);
   return *this;
 }
+Tensor Tensor::write(const Tensor& value) const {
+  OpScope scope("write");
+  SLUICE_CHECK_IN(DeviceError, "write", value.device() == device_)
+      << "cannot write a tensor on " << value.device() << " to one on " << device_;
+  SLUICE_CHECK_IN(ShapeError, "write", value.shape() == shape())
+      << "cannot write " << tuple_str(value.shape()) << " to " << tuple_str(shape());
+  return Tensor(uop_.assign(value.cast(dtype()).uop_), device_);
+}
 Tensor Tensor::contiguous() const {
   OpScope scope("contiguous");
   return Tensor(uop_.contiguous(), device_);

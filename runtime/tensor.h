@@ -177,6 +177,10 @@ class Tensor {
                         DType dtype = dtypes::float32, const std::string& device = default_device());
   static Tensor normal(const Shape& shape, double mean, double std, uint64_t seed = 0,
                        DType dtype = dtypes::float32, const std::string& device = default_device());
+  // Uniform in [0, 1) from the stream (seed, counter): `counter` is a uint32 scalar tensor whose value
+  // is read on the device, so a graph that advances it (write(counter + 1)) draws new numbers each time
+  // it runs, a replayed jitted one included. The result is on the counter's device.
+  static Tensor rand(const Shape& shape, uint64_t seed, const Tensor& counter, DType dtype = dtypes::float32);
 
   // ---------------------------------------------------------------- queries (never realize)
   const UOp& uop() const { return uop_; }
@@ -193,7 +197,11 @@ class Tensor {
 
   // ---------------------------------------------------------------- state
   Tensor& assign(const Tensor& value);  // in-place write: this tensor's node becomes the ASSIGN
-  Tensor contiguous() const;            // a realize point
+  // The same write as a separate node (value cast to this dtype), leaving this tensor its buffer: for
+  // state that a step built once updates every time it runs (optimizer state, running statistics, a
+  // random stream's counter). Realize the returned tensor to write.
+  Tensor write(const Tensor& value) const;
+  Tensor contiguous() const;  // a realize point
   Tensor detach() const;
   Tensor to(const std::string& device) const;  // COPY (this tensor when already there)
   Tensor cast(DType dtype) const;

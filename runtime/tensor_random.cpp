@@ -28,20 +28,24 @@ Tensor hash32(Tensor x) {
   return x ^ (x >> 16);
 }
 
-// n uint32 words: hash(hash(i ^ k0) + k1).
-Tensor random_bits(const char* op, int64_t n, uint64_t seed, const std::string& device) {
+// n uint32 words: hash(hash(i ^ k0) + k1), where a device-side counter c makes the second key
+// hash(c ^ k1), a value the graph reads when it runs.
+Tensor random_bits(const char* op, int64_t n, uint64_t seed, const std::string& device,
+                   const Tensor* counter = nullptr) {
   SLUICE_CHECK_IN(ValueError, op, n <= (int64_t(1) << 32)) << n << " elements exceed the 2^32 counter";
   uint64_t state = seed;
   uint32_t k0 = uint32_t(splitmix64(state)), k1 = uint32_t(splitmix64(state));
-  return hash32(hash32(detail::index_ramp({n}, 0, dtypes::uint32, device) ^ int64_t(k0)) + int64_t(k1));
+  Tensor mixed = hash32(detail::index_ramp({n}, 0, dtypes::uint32, device) ^ int64_t(k0));
+  return hash32(counter ? mixed + hash32(*counter ^ int64_t(k1)) : mixed + int64_t(k1));
 }
 
 // Uniform [0, 1) in a float dtype: as many top bits as the dtype's significand holds, so the value is exact
 // and never rounds up to 1.
-Tensor uniform_bits(const char* op, int64_t n, uint64_t seed, const std::string& device, DType dt) {
+Tensor uniform_bits(const char* op, int64_t n, uint64_t seed, const std::string& device, DType dt,
+                    const Tensor* counter = nullptr) {
   SLUICE_CHECK_IN(DTypeError, op, dt.is_float()) << "needs a float dtype, got " << dt.name();
   int bits = dt == dtypes::float16 ? 11 : dt == dtypes::bfloat16 ? 8 : dt == dtypes::float32 ? 24 : 32;
-  return (random_bits(op, n, seed, device) >> (32 - bits)).cast(dt) * std::ldexp(1.0, -bits);
+  return (random_bits(op, n, seed, device, counter) >> (32 - bits)).cast(dt) * std::ldexp(1.0, -bits);
 }
 }  // namespace
 
@@ -49,6 +53,15 @@ Tensor Tensor::rand(const Shape& shape, uint64_t seed, DType dtype, const std::s
   OpScope scope("rand");
   detail::check_shape("rand", shape);
   return uniform_bits("rand", sluice::prod(shape), seed, canonical_device(device), dtype).reshape(shape);
+}
+
+Tensor Tensor::rand(const Shape& shape, uint64_t seed, const Tensor& counter, DType dtype) {
+  OpScope scope("rand");
+  detail::check_shape("rand", shape);
+  SLUICE_CHECK_IN(DTypeError, "rand", counter.dtype() == dtypes::uint32 && counter.shape().empty())
+      << "the counter must be a uint32 scalar, got " << counter.dtype().name() << " "
+      << tuple_str(counter.shape());
+  return uniform_bits("rand", sluice::prod(shape), seed, counter.device(), dtype, &counter).reshape(shape);
 }
 
 // Box-Muller on 2n uniforms: cos(2 pi u1) * sqrt(-2 ln(1 - u2)), with 1 - u2 in (0, 1].

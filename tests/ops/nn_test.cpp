@@ -1,18 +1,25 @@
 // nn layers (runtime/nn.h) on the CPU device: each layer's output against the same math written with
 // Tensor ops and evaluated by the reference evaluator, PyTorch's initialization bounds, seeds, the
 // state_dict's keys and load_state_dict's checks, and a state round trip through a safetensors file.
+// On every device: MultiheadAttention against PyTorch's (tests/data/nn_torch.safetensors, written by
+// scripts/nn_torch.py: its state loaded by key, output and gradients compared), and Dropout's masks.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include "base/error.h"
+#include "runtime/jit.h"
 #include "runtime/nn.h"
 #include "runtime/reference.h"
 #include "runtime/safetensors.h"
 #include "tests/error_of.h"
+#include "tests/ops/test_devices.h"
 
 namespace sluice {
 namespace {
@@ -103,6 +110,76 @@ TEST(Nn, InitializersFollowPyTorchsBoundsAndSeeds) {
   EXPECT_EQ(nn::fans({8, 3, 5, 5}), (std::pair<int64_t, int64_t>{75, 200}));
   const std::vector<float> xv = nn::xavier_uniform({30, 20}, 1, 1, "CPU").to_vector<float>();
   for (float v : xv) EXPECT_LE(std::abs(v), std::sqrt(6.0 / 50));
+  // The normal initializers: 20000 draws with the standard deviation PyTorch's definitions give.
+  auto stddev = [](Tensor t) {
+    const std::vector<float> v = t.to_vector<float>();
+    double s1 = 0, s2 = 0;
+    for (float x : v) s1 += x, s2 += double(x) * x;
+    return std::sqrt(s2 / double(v.size()) - (s1 / double(v.size())) * (s1 / double(v.size())));
+  };
+  EXPECT_NEAR(stddev(nn::kaiming_normal({200, 100}, 5, 0, "CPU")), std::sqrt(2.0 / 100),
+              0.02 * std::sqrt(0.02));
+  EXPECT_NEAR(stddev(nn::kaiming_normal({200, 100}, 5, 1, "CPU")), std::sqrt(1.0 / 100), 0.02 * 0.1);
+  EXPECT_NEAR(stddev(nn::xavier_normal({200, 100}, 6, 2, "CPU")), 2 * std::sqrt(2.0 / 300), 0.02 * 0.163);
+}
+
+using testing_errors::error_of;
+
+TEST(Nn, DropoutDropsAndScalesOnlyWhileTraining) {
+  nn::Dropout d(0.25, 7, "CPU");
+  const Tensor x = Tensor::ones({10000}, dtypes::float32, "CPU");
+  auto step = [&] {
+    Tensor y = d(x);
+    std::vector<Tensor> updates = d.take_updates();
+    std::vector<Tensor*> all{&y};
+    for (Tensor& t : updates) all.push_back(&t);
+    Tensor::realize_all(all);
+    return y.to_vector<float>();
+  };
+  const std::vector<float> a = step(), b = step();
+  size_t zeros = 0;
+  for (float v : a) {
+    ASSERT_TRUE(v == 0 || std::abs(v - 1 / 0.75f) < 1e-6) << v;
+    zeros += v == 0;
+  }
+  EXPECT_NEAR(double(zeros) / 10000, 0.25, 0.015);
+  EXPECT_NE(a, b) << "each step draws a new mask";
+  nn::Dropout same(0.25, 7, "CPU");
+  Tensor first = same(x);
+  EXPECT_EQ(first.to_vector<float>(), a) << "a seed gives the same masks";
+  EXPECT_NE(Tensor(same(x)).to_vector<float>(), a) << "a second call before the update draws another";
+  d.eval();
+  EXPECT_EQ(Tensor(d(x)).to_vector<float>(), std::vector<float>(10000, 1.0f));
+  EXPECT_TRUE(d.take_updates().empty());
+  EXPECT_TRUE(d.state_dict().empty()) << "PyTorch's Dropout has no state";
+  EXPECT_NE(error_of<ValueError>([] { nn::Dropout(1.5); }).find("[Dropout] probability 1.5 is not in [0, 1]"),
+            std::string::npos);
+}
+
+// The counter lives on the device, so a replayed jitted step draws a new mask every time, and the
+// gradient flows through the kept elements only.
+TEST(Nn, DropoutInAJittedStepDrawsNewMasksAndPassesGradients) {
+  nn::Dropout d(0.5, 3, "CPU");
+  Tensor w = Tensor::ones({64}, dtypes::float32, "CPU").contiguous();
+  w.realize();
+  w.requires_grad(true);
+  Jit jit([&](const std::vector<Tensor>& in) {
+    w.zero_grad();
+    Tensor y = d(in[0] * w);
+    y.sum().backward();
+    std::vector<Tensor> out{y, *w.grad()};
+    for (Tensor& t : d.take_updates()) out.push_back(t);
+    return out;
+  });
+  std::set<std::vector<float>> masks;
+  for (int i = 0; i < 6; ++i) {
+    std::vector<Tensor> out = jit({Tensor::from(std::vector<float>(64, 1.0f), {64}, "CPU")});
+    const std::vector<float> y = out[0].to_vector<float>(), g = out[1].to_vector<float>();
+    EXPECT_EQ(y, g) << "d(sum(dropout(x * w)))/dw is the scaled mask, as is the output for x = w = 1";
+    masks.insert(y);
+  }
+  EXPECT_TRUE(jit.captured()) << jit.why();
+  EXPECT_EQ(masks.size(), 6u) << "every step, replays included, drew its own mask";
 }
 
 TEST(Nn, StateDictNamesEveryTensorByItsPath) {
@@ -114,8 +191,6 @@ TEST(Nn, StateDictNamesEveryTensorByItsPath) {
   EXPECT_EQ(n.parameters().size(), 6u);
   for (Tensor* p : n.parameters()) EXPECT_TRUE(p->requires_grad());
 }
-
-using testing_errors::error_of;
 
 TEST(Nn, LoadStateDictChecksBeforeItWrites) {
   Net n;
@@ -150,6 +225,57 @@ TEST(Nn, StateRoundTripsThroughSafetensors) {
     EXPECT_EQ(Tensor(t).to_vector<float>(), Tensor(b.state_dict().at(k)).to_vector<float>()) << k;
   EXPECT_TRUE(b.fc.weight.requires_grad()) << "loading keeps the parameter trainable";
 }
+
+// PyTorch's nn.MultiheadAttention: its state loads by key, and the output and every gradient match.
+class MhaVsTorch : public testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(MhaVsTorch, MatchesOutputAndGradients) {
+  const auto& [device, name] = GetParam();
+  if (std::string why = testing_devices::absent(device); !why.empty()) GTEST_SKIP() << why;
+  const std::map<std::string, Tensor> file =
+      safe_load(std::string(SLUICE_SOURCE_DIR) + "/tests/data/nn_torch.safetensors", device);
+  auto get = [&](const std::string& k) -> std::optional<Tensor> {
+    auto it = file.find(name + "." + k);
+    return it == file.end() ? std::nullopt : std::optional<Tensor>(it->second);
+  };
+  std::map<std::string, Tensor> state;
+  for (const auto& [k, t] : file)
+    if (k.rfind(name + ".state.", 0) == 0) state.emplace(k.substr(name.size() + 7), t);
+  const Tensor q0 = *get("query");
+  const bool masked = name == "masked";
+  const int64_t e = q0.shape(-1);
+  nn::MultiheadAttention m(e, masked ? 2 : 3, {.bias = masked, .batch_first = !masked}, device);
+  m.load_state_dict(state);
+  Tensor q = q0.contiguous(), k = get("key") ? get("key")->contiguous() : q,
+         v = get("value") ? get("value")->contiguous() : q;
+  std::vector<Tensor> xs{q};
+  if (get("key")) xs.insert(xs.end(), {k, v});
+  const Tensor y = m(q, k, v, get("attn_mask"), get("key_padding_mask"), !masked);
+  std::vector<std::string> names{"query"};
+  if (get("key")) names.insert(names.end(), {"key", "value"});
+  for (auto& [key, p] : m.named_tensors()) {
+    xs.push_back(*p);
+    names.push_back(key);
+  }
+  std::vector<Tensor> grads = gradients(y, xs, *get("upstream"));
+  grads.insert(grads.begin(), y);
+  names.insert(names.begin(), "out");
+  std::vector<Tensor*> all;
+  for (Tensor& g : grads) all.push_back(&g);
+  Tensor::realize_all(all);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const std::vector<float> got = grads[i].to_vector<float>(),
+                             want = get(i == 0 ? "out" : "grad." + names[i])->to_vector<float>();
+    ASSERT_EQ(got.size(), want.size()) << names[i];
+    for (size_t j = 0; j < got.size(); ++j)
+      ASSERT_NEAR(got[j], want[j], 2e-5 + 2e-4 * std::abs(want[j])) << names[i] << " element " << j;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Nn, MhaVsTorch,
+                         testing::Combine(testing::ValuesIn(testing_devices::devices_with_values()),
+                                          testing::Values("masked", "causal")),
+                         [](const auto& i) { return std::get<1>(i.param) + "_" + std::get<0>(i.param); });
 
 }  // namespace
 }  // namespace sluice
