@@ -358,9 +358,13 @@ IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name) {
   return parse_input(in);
 }
 
-Tensor load_idx(const fs::path& path, const std::string& device) {
+IdxArray read_idx(const fs::path& path) {
   FileInput in(path);
-  IdxArray a = parse_input(in);
+  return parse_input(in);
+}
+
+Tensor load_idx(const fs::path& path, const std::string& device) {
+  IdxArray a = read_idx(path);
   return Tensor::from_host(std::move(a.data), a.shape, device);
 }
 

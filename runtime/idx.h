@@ -43,8 +43,10 @@ struct IdxArray {
 // The array in a file's bytes (raw or gzip). `name` labels messages, which name load_idx in brackets.
 IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name);
 
-// The array of the file at `path` as a tensor on `device`, of the file's dtype and shape. The file is read
-// with read(2), not mapped, so a file truncated while it is read is a ValueError rather than a SIGBUS.
+// The array of the file at `path`, on the host. The file is read with read(2), not mapped, so a file
+// truncated while it is read is a ValueError rather than a SIGBUS.
+IdxArray read_idx(const std::filesystem::path& path);
+// The same as a tensor on `device`, of the file's dtype and shape.
 Tensor load_idx(const std::filesystem::path& path, const std::string& device = default_device());
 
 }  // namespace sluice

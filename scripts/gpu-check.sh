@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU: build what the CUDA checks need, run the conformance (cts) and ops
-# suites on CUDA, then cuda_bench, and print pass counts and figures (issue #7).
+# On a machine with an NVIDIA GPU: build what the CUDA checks need, run the conformance (cts), ops and
+# training (nn, gradients and optimizers against PyTorch, a short Fashion-MNIST run) suites on CUDA, then
+# cuda_bench, and print pass counts and figures (issue #7).
 #
 #   scripts/gpu-check.sh            # build dir build/gpu-check
 #   SLUICE_JOBS=n BUILD=dir scripts/gpu-check.sh
@@ -82,7 +83,9 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_BENCH=
     tail -30 "$BUILD/configure.log"
     die "configure failed (log: $BUILD/configure.log)"
   }
-targets=(cts_tests ops_tests cuda_driver_tests)
+targets=(cts_tests ops_tests cuda_driver_tests nn_tests mnist_tests)
+# Training (gradients and optimizers against PyTorch's tables) reads its tables with nlohmann-json.
+has nlohmann_json && targets+=(gradient_tests optim_tests)
 [ "$bench" = ON ] && targets+=(cuda_bench)
 ninja -C "$BUILD" -j "$JOBS" "${targets[@]}" || die "build failed"
 
@@ -104,6 +107,13 @@ suite() {
 "$BUILD/tests/unit/cuda_driver_tests" > "$BUILD/cuda_driver_tests.log" 2>&1 || status=1
 suite cts "$BUILD/tests/cts/cts_tests" '*/CUDA'
 suite ops "$BUILD/tests/ops/ops_tests" '*CUDA*'
+suite nn "$BUILD/tests/ops/nn_tests" '*CUDA*'
+# A short Fashion-MNIST run; it skips unless Debian's dataset-fashion-mnist files are in place.
+suite mnist "$BUILD/tests/models/mnist_tests" '*CUDA*'
+if has nlohmann_json; then
+  suite gradient "$BUILD/tests/ops/gradient_tests" 'gradient_vs_torch.*/CUDA'
+  suite optim "$BUILD/tests/ops/optim_tests" '*CUDA*'
+fi
 # Why CUDA was skipped, if it was: the suites name the reason.
 grep -m1 -E 'CUDA is absent' "$BUILD/cts.log" || true
 

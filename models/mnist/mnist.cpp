@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <numeric>
 #include <random>
 
 #include "base/error.h"
+#include "runtime/buffer.h"
 #include "runtime/idx.h"
 
 namespace sluice::mnist {
@@ -20,17 +22,21 @@ constexpr float kMean = 0.2860f, kStd = 0.3530f;  // of the training images scal
 Dataset load(const std::string& dir, const std::string& part) {
   const std::string images = dir + "/" + part + "-images-idx3-ubyte.gz";
   const std::string labels = dir + "/" + part + "-labels-idx1-ubyte.gz";
-  // Read on the CPU device: the values go to the host, which assembles every batch.
-  Tensor x = load_idx(images, "CPU"), y = load_idx(labels, "CPU");
+  // Read on the host, which assembles every batch: no device is needed for the data.
+  const IdxArray x = read_idx(images), y = read_idx(labels);
+  auto str = [](const IdxArray& a) { return a.data->dtype.name() + " " + tuple_str(a.shape); };
+  SLUICE_CHECK_IN(
+      ValueError, "mnist::load",
+      x.data->dtype == dtypes::uint8 && x.shape.size() == 3 && x.shape[1] == 28 && x.shape[2] == 28)
+      << images << ": expected (n, 28, 28) uint8 images, got " << str(x);
   SLUICE_CHECK_IN(ValueError, "mnist::load",
-                  x.dtype() == dtypes::uint8 && x.ndim() == 3 && x.shape(1) == 28 && x.shape(2) == 28)
-      << images << ": expected (n, 28, 28) uint8 images, got " << x.str();
-  SLUICE_CHECK_IN(ValueError, "mnist::load",
-                  y.dtype() == dtypes::uint8 && y.ndim() == 1 && y.shape(0) == x.shape(0))
-      << labels << ": expected " << x.shape(0) << " uint8 labels, got " << y.str();
+                  y.data->dtype == dtypes::uint8 && y.shape.size() == 1 && y.shape[0] == x.shape[0])
+      << labels << ": expected " << x.shape[0] << " uint8 labels, got " << str(y);
   Dataset d;
-  d.images = x.to_vector<uint8_t>();
-  for (uint8_t l : y.to_vector<uint8_t>()) {
+  d.images.resize(x.data->bytes.size());
+  std::memcpy(d.images.data(), x.data->bytes.data(), d.images.size());
+  for (std::byte b : y.data->bytes) {
+    const uint8_t l = uint8_t(b);
     SLUICE_CHECK_IN(ValueError, "mnist::load", l < 10)
         << labels << ": label " << int(l) << " is not a class 0..9";
     d.labels.push_back(l);

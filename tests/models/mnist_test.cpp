@@ -51,7 +51,8 @@ TEST_P(MnistTraining, AShortRunLearns) {
   EXPECT_GT(trainer.accuracy(head), device == "CPU" ? 0.65 : 0.5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, MnistTraining, testing::ValuesIn(testing_devices::devices_with_values()));
+INSTANTIATE_TEST_SUITE_P(Devices, MnistTraining, testing::ValuesIn(testing_devices::devices_with_values()),
+                         [](const testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace
 }  // namespace sluice
