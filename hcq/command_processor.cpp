@@ -6,7 +6,6 @@ namespace sluice::hcq {
 namespace {
 
 namespace pk = packet;
-constexpr auto kPoll = std::chrono::milliseconds(50);  // how often blocked threads look at the stop flags
 
 }  // namespace
 

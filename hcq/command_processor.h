@@ -62,6 +62,8 @@ namespace sluice::hcq {
 
 class CommandProcessor {
  public:
+  // How often a blocked thread (the processor's, or a backend's) looks at the stop and abandon flags.
+  static constexpr std::chrono::milliseconds kPoll{50};
   struct Config {
     std::string device_name, queue_name;  // "VULKAN", "compute:0"
     std::function<bool()> profiling;

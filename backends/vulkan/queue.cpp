@@ -15,7 +15,6 @@ namespace {
 namespace pk = hcq::packet;
 
 constexpr uint32_t kQueries = 4096;  // timestamp slots in flight per queue
-constexpr auto kPoll = std::chrono::milliseconds(50);
 
 // What a segment holds until it was applied: its command buffer and descriptor pools (kept for reuse)
 // and how many timestamp slots it took.

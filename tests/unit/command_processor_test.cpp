@@ -24,8 +24,10 @@ class ScriptedQueue final : public CommandProcessor {
   std::atomic<uint64_t> mark_time{0};  // what every mark reads (0: unknown)
   std::atomic<bool> throw_on_exec{false};
   std::atomic<bool> errors_are_fatal{false};
-  std::atomic<bool> device_waits{false};   // encode_wait holds every wait on the "device"
-  std::atomic<bool> native_graphs{false};  // encode_graph records every graph replay as one command
+  std::atomic<bool> device_waits{false};      // encode_wait holds every wait on the "device"
+  std::atomic<bool> native_graphs{false};     // encode_graph records every graph replay as one command
+  std::atomic<bool> complete_at_seal{false};  // sealed() completes the segment, as NULL's does
+  std::vector<uint64_t> sealed_tokens;        // recording thread only
   std::atomic<int> execs{0}, device_held_waits{0}, recycled{0};
   std::mutex mu;
   std::vector<uint64_t> retired;
@@ -82,6 +84,10 @@ class ScriptedQueue final : public CommandProcessor {
   uint64_t mark_ns(uint32_t m) override {
     EXPECT_EQ(m, 7u);
     return mark_time;
+  }
+  void sealed(uint64_t token) override {
+    sealed_tokens.push_back(token);
+    if (complete_at_seal) complete_now(token);
   }
   void recycle_segment(uint64_t) override { ++recycled; }
 };
@@ -204,6 +210,28 @@ TEST_F(CommandProcessorTest, ACompletionCallbackAppliesOnlyTheOldestSegmentAndNe
   q.finished = 3;  // the device catches up with what its callbacks reported
   std::lock_guard lk(q.mu);
   EXPECT_EQ(q.retired, (std::vector<uint64_t>{1, 2, 3}));
+}
+
+// sealed() runs on the recording thread right after each submit, in token order; a backend that completes
+// there (NULL) has applied the submission before push returns, though the device never reported it
+// done. A segment holding an unresolved device-held wait is left to the completion thread.
+TEST_F(CommandProcessorTest, SealedSeesEverySegmentAndMayCompleteItOnTheRecordingThread) {
+  Signal a("a"), b("b"), gate("gate"), c("c");
+  q.complete_at_seal = true;
+  q.device_waits = true;
+  push(HwQueue().exec(kernel, {}, {1}).signal(a, 1), 1);
+  EXPECT_EQ(a.value(), 1u) << "not applied in sealed()";
+  push(HwQueue().signal(b, 1), 2);
+  EXPECT_EQ(b.value(), 1u);
+  EXPECT_EQ(q.sealed_tokens, (std::vector<uint64_t>{1, 2}));
+  push(HwQueue().wait(gate, 1).signal(c, 1), 3);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(c.value(), 0u) << "applied past an unresolved device-held wait";
+  gate.set(1);
+  q.finished = 3;
+  c.wait(1, 10s);
+  EXPECT_EQ(c.value(), 1u);
+  EXPECT_EQ(q.sealed_tokens, (std::vector<uint64_t>{1, 2, 3}));
 }
 
 TEST_F(CommandProcessorTest, AnEncoderErrorSkipsTheRestOfItsSubmissionOnly) {
