@@ -51,6 +51,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "hcq/profile.h"
@@ -121,6 +122,31 @@ class CommandProcessor {
   static constexpr uint32_t kNoMark = UINT32_MAX;
   struct Marks {  // a profiled command's start and end
     uint32_t start = kNoMark, end = kNoMark;
+  };
+  // For a backend: what each mark it handed out stands for (an event; an event and which of its times),
+  // until mark_ns reads it. Ids skip kNoMark when they wrap; a segment keeps the ids it took, dropped
+  // when it is recycled. Not locked: the backend's lock around its segments covers it.
+  template <class T>
+  class MarkTable {
+   public:
+    uint32_t add(T what, std::vector<uint32_t>& segment) {  // also recorded in the segment's ids
+      const uint32_t m = next_++;
+      if (next_ == kNoMark) next_ = 0;
+      marks_[m] = std::move(what);
+      segment.push_back(m);
+      return m;
+    }
+    const T* find(uint32_t m) const {
+      auto it = marks_.find(m);
+      return it == marks_.end() ? nullptr : &it->second;
+    }
+    void drop(const std::vector<uint32_t>& segment) {
+      for (uint32_t m : segment) marks_.erase(m);
+    }
+
+   private:
+    std::unordered_map<uint32_t, T> marks_;
+    uint32_t next_ = 0;
   };
 
   // --- The encoder: called by the recording thread only. Each records into the open segment, which

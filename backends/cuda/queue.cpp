@@ -342,15 +342,15 @@ class StreamQueue final : public hcq::CommandProcessor {
 
   uint64_t mark_ns(uint32_t m) override {
     std::lock_guard lk(sh_.mu);
-    auto it = marks_.find(m);
-    return it == marks_.end() ? 0 : sh_.host_ns(it->second);
+    const CUevent* e = marks_.find(m);
+    return e ? sh_.host_ns(*e) : 0;
   }
 
   void recycle_segment(uint64_t) override {
     std::lock_guard lk(sh_.mu);
     Segment s = std::move(segs_.front());
     segs_.pop_front();
-    for (uint32_t m : s.marks) marks_.erase(m);
+    marks_.drop(s.marks);
     for (const SignalRef& sig : s.writes) sh_.release_producer(sig, true);
     for (const SignalRef& sig : s.word_waits) sh_.release_producer(sig, false);
     // Now and then the calibration moves to this segment's end, so event times stay small floats.
@@ -375,12 +375,8 @@ class StreamQueue final : public hcq::CommandProcessor {
     std::lock_guard lk(sh_.mu);
     CUevent e = sh_.record(stream_);
     cur_.events.push_back(e);
-    uint32_t m = next_mark_++;
-    if (next_mark_ == kNoMark) next_mark_ = 0;
-    marks_[m] = e;
-    cur_.marks.push_back(m);
     last_ = e;
-    return m;
+    return marks_.add(e, cur_.marks);
   }
   // Under sh_.mu: a segment that will never retire normally: its device words are never reused (the GPU
   // may still write or await them).
@@ -406,8 +402,7 @@ class StreamQueue final : public hcq::CommandProcessor {
   KernelParams args_;
   // Under sh_.mu.
   std::deque<Segment> segs_;  // handed to the processor, oldest first
-  std::unordered_map<uint32_t, CUevent> marks_;
-  uint32_t next_mark_ = 0;
+  MarkTable<CUevent> marks_;
 };
 
 class Device final : public hcq::ProcessorDevice {

@@ -5,7 +5,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "backends/opencl/program.h"
@@ -236,11 +235,10 @@ class ClQueue final : public hcq::CommandProcessor {
 
   uint64_t mark_ns(uint32_t m) override {
     std::lock_guard lk(mu_);
-    auto it = marks_.find(m);
-    if (it == marks_.end()) return 0;
+    const auto* mark = marks_.find(m);
+    if (!mark) return 0;
     cl_ulong t = 0;
-    if (api().clGetEventProfilingInfo(it->second.first, it->second.second, sizeof t, &t, nullptr) !=
-        CL_SUCCESS)
+    if (api().clGetEventProfilingInfo(mark->first, mark->second, sizeof t, &t, nullptr) != CL_SUCCESS)
       return 0;
     return uint64_t(std::max<int64_t>(1, int64_t(t) + sh_.offset_ns));
   }
@@ -255,7 +253,7 @@ class ClQueue final : public hcq::CommandProcessor {
       std::lock_guard lk(mu_);
       s = std::move(segs_.front());
       segs_.pop_front();
-      for (uint32_t m : s.marks) marks_.erase(m);
+      marks_.drop(s.marks);
     }
     release(s);
   }
@@ -279,11 +277,7 @@ class ClQueue final : public hcq::CommandProcessor {
   }
   uint32_t mark(cl_event ev, cl_profiling_info what) {
     std::lock_guard lk(mu_);
-    uint32_t m = next_mark_++;
-    if (next_mark_ == kNoMark) next_mark_ = 0;
-    marks_[m] = {ev, what};
-    cur_.marks.push_back(m);
-    return m;
+    return marks_.add({ev, what}, cur_.marks);
   }
   // Drops a segment's events and the signal writes they carry.
   void release(const Segment& s) {
@@ -310,8 +304,7 @@ class ClQueue final : public hcq::CommandProcessor {
   // Under mu_.
   std::mutex mu_;
   std::deque<Segment> segs_;  // handed to the processor, oldest first
-  std::unordered_map<uint32_t, std::pair<cl_event, cl_profiling_info>> marks_;
-  uint32_t next_mark_ = 0;
+  MarkTable<std::pair<cl_event, cl_profiling_info>> marks_;
 };
 
 void CL_CALLBACK on_complete(cl_event, cl_int status, void* data) {
