@@ -81,6 +81,9 @@ struct Properties {
   uint32_t max_buffers = 0;         // buffers one kernel may take (0: no limit)
   bool float16 = false, bfloat16 = false, int64 = true, float64 = true;  // dtypes kernels may use
   bool software = false;  // a GPU API emulated on the host's CPU (lavapipe, PoCL's CPU device)
+  // Device addresses are host pointers (the CPU device): the host reads buffers in place, and memory the
+  // host owns can be used as a buffer without a copy (Buffer::adopt).
+  bool host_addressable = false;
 };
 
 class Device {

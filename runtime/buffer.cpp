@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "hcq/error.h"
 
 namespace sluice {
@@ -74,9 +75,40 @@ std::shared_ptr<Buffer> Buffer::view(std::shared_ptr<Buffer> base, int64_t offse
   return v;
 }
 
+std::shared_ptr<Buffer> Buffer::adopt(hcq::Device& dev, DType dtype, int64_t size, void* data,
+                                      std::function<void()> release) {
+  SLUICE_CHECK_IN(DeviceError, "Buffer::adopt", dev.properties().host_addressable)
+      << dev.name() << " cannot use host memory in place (its addresses are not host pointers)";
+  SLUICE_CHECK_IN(
+      ValueError, "Buffer::adopt",
+      size >= 0 && (size == 0 || data) && reinterpret_cast<uintptr_t>(data) % dtype.itemsize() == 0)
+      << size << " elements of " << dtype.name() << " at " << data << ": needs a non-null address aligned to "
+      << dtype.itemsize() << " bytes";
+  auto b = std::make_shared<Buffer>(dev, dtype, size, 0);
+  b->mem_ = {reinterpret_cast<uint64_t>(data), b->nbytes(), 0};
+  b->allocated_ = true;
+  b->release_ = std::move(release);
+  return b;
+}
+
 Buffer::~Buffer() {
   if (base_ || !allocated_) return;
-  dev_->allocator().free(mem_);  // to the LRU cache, reused once the timeline passes mem_.last_use
+  if (!release_) {
+    dev_->allocator().free(mem_);  // to the LRU cache, reused once the timeline passes mem_.last_use
+    return;
+  }
+  // Adopted memory goes back to its owner only once the device is done with it; if that cannot be known
+  // (the device failed or hung), it is kept: a leak rather than a kernel writing into freed memory.
+  try {
+    dev_->timeline().wait(mem_.last_use, hcq::kDefaultTimeout);
+  } catch (const std::exception& e) {
+    log_printf(LogLevel::Warn,
+               "Buffer: kept adopted memory at 0x%llx: the device's last use of it did not "
+               "finish (%s)",
+               (unsigned long long)mem_.addr, e.what());
+    return;
+  }
+  release_();
 }
 
 bool Buffer::allocated() const {

@@ -17,6 +17,7 @@
 // outlive every Buffer on it (registry devices are never destroyed, runtime/device.h).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +43,12 @@ class Buffer {
   // A view of `size` elements of `dtype` (same itemsize as the base's) at element `offset` of base.
   // Throws ValueError when the range is not inside the base.
   static std::shared_ptr<Buffer> view(std::shared_ptr<Buffer> base, int64_t offset, int64_t size);
+  // `size` elements of `dtype` at `data`, memory the caller owns, used in place on a device whose addresses
+  // are host pointers (Properties::host_addressable; else DeviceError). `data` must be aligned to the
+  // element (ValueError). Never allocated nor freed here: `release` runs once the last user is gone and
+  // the device is done with the memory (DLPack imports: the exporter's deleter).
+  static std::shared_ptr<Buffer> adopt(hcq::Device& dev, DType dtype, int64_t size, void* data,
+                                       std::function<void()> release);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -74,6 +81,7 @@ class Buffer {
   mutable std::mutex mu_;
   hcq::Buffer mem_;  // the whole allocation, guards included (bases only)
   bool allocated_ = false;
+  std::function<void()> release_;  // adopted memory: its owner's release, instead of the allocator
 };
 
 // Attaches `host` to `buffer` (a BUFFER node of the same dtype and size).

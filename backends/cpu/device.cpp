@@ -54,6 +54,7 @@ class Device final : public hcq::Device {
     p.vendor = "host";
     p.memory_bytes = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
     p.bfloat16 = p.float16 = true;  // emulated by the CPU renderer (16-bit storage, float arithmetic)
+    p.host_addressable = true;
     return p;
   }
 

@@ -111,6 +111,31 @@ TEST(Buffer, AssignWritesTheBufferInPlace) {
   EXPECT_EQ(reference(a * 1).f, (std::vector<double>{11, 12, 13}));  // read from the device
 }
 
+// Memory the caller owns, used in place on the CPU device: kernels read and write it, and it goes back to
+// its owner once the last tensor is gone and the device is done with it.
+TEST(Buffer, AdoptedHostMemoryIsUsedInPlaceAndGivenBack) {
+  hcq::Device& cpu = open_device("CPU");
+  std::vector<float> mine = {1, 2, 3, 4};
+  int released = 0;
+  {
+    Tensor t = Tensor::empty({4}, dtypes::float32, "CPU");
+    attach_device_buffer(t.dense_buffer(),
+                         Buffer::adopt(cpu, dtypes::float32, 4, mine.data(), [&] { ++released; }));
+    EXPECT_EQ(device_buffer(t.dense_buffer())->addr(), reinterpret_cast<uint64_t>(mine.data()));
+    Tensor y = t * 10;
+    mine[0] = 5;  // lazy: the kernel reads the memory when it runs
+    EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{50, 20, 30, 40}));
+    t.assign(t + 1).realize();
+    cpu.synchronize();  // realize returns once the kernel is submitted
+    EXPECT_EQ(mine, (std::vector<float>{6, 3, 4, 5})) << "an in-place write lands in the owner's memory";
+    EXPECT_EQ(released, 0);
+  }
+  EXPECT_EQ(released, 1);
+  EXPECT_THROW(Buffer::adopt(cpu, dtypes::float32, 2, reinterpret_cast<char*>(mine.data()) + 1, [] {}),
+               ValueError);
+  EXPECT_THROW(Buffer::adopt(open_device("NULL"), dtypes::float32, 4, mine.data(), [] {}), DeviceError);
+}
+
 TEST(Buffer, CopyBetweenDevices) {
   Tensor a = Tensor::from(std::vector<float>{1, 2, 3}, {3}, "CPU");
   Tensor n = (a + 1).to("NULL") * 2;  // CPU kernel, copy through the host, NULL kernel
