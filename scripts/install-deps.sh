@@ -32,6 +32,7 @@ PACKAGES=(
   "hip:       libamdhip64-dev rocm-device-libs"              # HIP headers, amdgcn bitcode for clang -x hip
   "hip:       clang-19 lld-19"                               # clang -x hip for gfx942 (LLVM >= 17), its linker
   "compare:   libopenblas-dev python3-torch"                 # benchmarks against OpenBLAS and PyTorch
+  "python:    python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest"  # python/ (PyTorch: `compare`)
 )
 
 usage() { sed -n '2,7s/^# \{0,1\}//p' "$0"; }

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-scripts/install-deps.sh cli vulkan opencl hip onnx data
+scripts/install-deps.sh cli vulkan opencl hip onnx data python
 scripts/fetch-models.sh  # the real models and ONNX Runtime, the models tests' reference (skipped when present)
 cmake --preset default
 cmake --build --preset default -j "${SLUICE_JOBS:-$(nproc)}"
