@@ -23,12 +23,24 @@ namespace sluice::python {
 
 namespace {
 
-// Gives an imported tensor back to its exporter (its deleter DECREFs a Python object: the GIL is taken,
-// from whichever thread dropped the last reference). At interpreter exit the exporter is gone already.
+// Gives an imported tensor back to its exporter; its deleter DECREFs a Python object, so it needs the GIL.
+// The last reference may drop on a thread that released the GIL while it holds a runtime lock (inside
+// realize): taking the GIL there could deadlock against a Python thread waiting for that lock, so such a
+// thread hands the deleter to the interpreter (Py_AddPendingCall), which runs it at its next check. At
+// interpreter exit the exporter is gone already.
+int run_deleter(void* m) {
+  auto* t = static_cast<DLManagedTensor*>(m);
+  t->deleter(t);
+  return 0;
+}
 void give_back(DLManagedTensor* m) {
   if (!m->deleter || !Py_IsInitialized() || _Py_IsFinalizing()) return;
-  py::gil_scoped_acquire gil;
-  m->deleter(m);
+  if (PyGILState_Check()) {
+    m->deleter(m);
+  } else if (Py_AddPendingCall(&run_deleter, m) != 0) {  // the pending-call queue is full: rare
+    py::gil_scoped_acquire gil;
+    m->deleter(m);
+  }
 }
 
 struct Exported {

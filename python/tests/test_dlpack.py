@@ -51,6 +51,7 @@ def test_import_from_numpy_and_pytorch_shares_the_memory():
 def test_imported_memory_goes_back_to_its_owner_once_unused():
     import gc
     import sys
+    import time
     a = np.ones(1 << 16, dtype=np.float32)
     before = sys.getrefcount(a)
     t = sluice.from_dlpack(a)
@@ -60,7 +61,13 @@ def test_imported_memory_goes_back_to_its_owner_once_unused():
     assert s.item() == 2 * (1 << 16)  # the lazy sum still reads the imported memory
     del s
     gc.collect()
-    assert sys.getrefcount(a) == before  # given back
+    # Given back: at once, or at the interpreter's next check when the last reference dropped on a thread
+    # without the GIL (inside realize).
+    for _ in range(1000):
+        if sys.getrefcount(a) == before:
+            break
+        time.sleep(0.001)
+    assert sys.getrefcount(a) == before
 
 
 def test_import_onto_another_device_or_misaligned_memory_copies():
