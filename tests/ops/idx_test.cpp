@@ -22,32 +22,16 @@
 #include "runtime/realize.h"
 #include "runtime/tensor.h"
 #include "tests/ops/test_devices.h"
+#include "tests/scratch_dir.h"
 
 namespace sluice {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh folder per test, removed with it.
-class Idx : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (std::string why = testing_devices::absent("CPU"); !why.empty()) GTEST_SKIP() << "CPU: " << why;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("sluice-idx-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  fs::path dir_;
-};
+using testing_files::bytes_of;
 
-std::vector<std::byte> bytes_of(Tensor t) {
-  t.realize();
-  return realizer(t.device()).read(t, "test");
-}
+class Idx : public testing_files::ScratchDirTest {};
 
 void write_file(const fs::path& p, const std::string& s) {
   std::ofstream(p, std::ios::binary).write(s.data(), std::streamsize(s.size()));

@@ -118,9 +118,7 @@ TEST(Optim, AJittedTrainingStepFollowsTheEagerOne) {
         losses.push_back(out[0].item<float>());
       }
     }
-    if (jitted) {
-      EXPECT_TRUE(jit.captured()) << jit.why();
-    }
+    if (jitted) { EXPECT_TRUE(jit.captured()) << jit.why(); }
     return std::make_pair(losses, w.to_vector<float>());
   };
   const auto [eager_loss, eager_w] = run(false);

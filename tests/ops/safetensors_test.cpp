@@ -3,7 +3,6 @@
 // (scripts/safetensors_fixture.py), a table of malformed files and their messages, and a failed save that
 // leaves the old file in place.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -20,34 +19,16 @@
 #include "runtime/safetensors.h"
 #include "runtime/tensor.h"
 #include "tests/ops/test_devices.h"
+#include "tests/scratch_dir.h"
 
 namespace sluice {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh folder per test, removed with it.
-class Safetensors : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (std::string why = testing_devices::absent("CPU"); !why.empty()) GTEST_SKIP() << "CPU: " << why;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        fs::temp_directory_path() / ("sluice-safetensors-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  fs::path dir_;
-};
+using testing_files::bytes_of;
 
-// A tensor's bytes as storage holds them (half and bfloat16 as bits, bool as 0/1).
-std::vector<std::byte> bytes_of(Tensor t) {
-  t.realize();
-  return realizer(t.device()).read(t, "test");
-}
+class Safetensors : public testing_files::ScratchDirTest {};
 
 // A tensor over these exact bytes.
 Tensor from_raw(DType dtype, const Shape& shape, std::vector<std::byte> bytes) {
