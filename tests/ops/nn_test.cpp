@@ -226,6 +226,34 @@ TEST(Nn, StateRoundTripsThroughSafetensors) {
   EXPECT_TRUE(b.fc.weight.requires_grad()) << "loading keeps the parameter trainable";
 }
 
+// The forms PyTorch's comparison does not cover, against the batched, bool-masked form it does.
+TEST(Nn, MultiheadAttentionUnbatchedInputsFloatAndPerHeadMasksAndBadShapes) {
+  nn::MultiheadAttention m(4, 2, {.batch_first = true, .seed = 1}, "CPU");
+  const Tensor x = input({1, 3, 4}, 21);
+  const std::vector<bool> masked = {false, true, false, false, false, true, false, false, false};
+  std::vector<uint8_t> bits(masked.begin(), masked.end());
+  const Tensor bmask = Tensor::from(bits, {3, 3}, "CPU").cast(dtypes::bool_);
+  const std::vector<float> want = Tensor(m(x, x, x, bmask)).to_vector<float>();
+  EXPECT_EQ(Tensor(m(x.reshape({3, 4}), x.reshape({3, 4}), x.reshape({3, 4}), bmask)).to_vector<float>(),
+            want);
+  const Tensor fmask = bmask.where(Tensor::full({}, -INFINITY, dtypes::float32, "CPU"), 0.0);
+  EXPECT_EQ(Tensor(m(x, x, x, fmask)).to_vector<float>(), want);
+  const Tensor per_head = bmask.reshape({1, 3, 3}).expand({2, 3, 3});
+  EXPECT_EQ(Tensor(m(x, x, x, per_head)).to_vector<float>(), want);
+  EXPECT_NE(error_of<ShapeError>([&] {
+              m(x, x, x, Tensor::zeros({3, 2}, dtypes::bool_, "CPU"));
+            }).find("[MultiheadAttention] attn_mask must be (3, 3) or (2, 3, 3), got (3, 2)"),
+            std::string::npos);
+  EXPECT_NE(error_of<ShapeError>([&] {
+              m(x, input({1, 3, 5}, 22), x);
+            }).find("with E = 4"),
+            std::string::npos);
+  EXPECT_NE(error_of<ValueError>([] {
+              nn::MultiheadAttention(6, 4);
+            }).find("[MultiheadAttention] embed_dim 6 is not a multiple of num_heads 4"),
+            std::string::npos);
+}
+
 // PyTorch's nn.MultiheadAttention: its state loads by key, and the output and every gradient match.
 class MhaVsTorch : public testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
