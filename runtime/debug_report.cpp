@@ -81,18 +81,21 @@ double report_kernel_runs(const char* label, const std::vector<hcq::ProfileRecor
     }
     timed[k] = true;
     const RealizeReport::KernelRun& kr = kernels[k];
-    log_printf(LogLevel::Info,
-               "%-7s #%-4llu %-8s %-26s %3zu bufs  mem %9s  %10s  cum %10s  %8.2f GFLOP/s %8.2f GB/s  %s",
-               label, n, r.device.c_str(), kr.name.c_str(), kr.buffers, mem.c_str(), t.c_str(), cum.c_str(),
-               ns > 0 ? double(kr.flops) / ns : 0, ns > 0 ? double(kr.bytes) / ns : 0, kr.metadata.c_str());
+    log_printf(
+        LogLevel::Info,
+        "%-7s #%-4llu %-8s %-26s %3zu bufs  mem %9s  %10s  cum %10s  %8.2f GFLOP/s %8.2f GB/s  %s  [%s]",
+        label, n, r.device.c_str(), kr.name.c_str(), kr.buffers, mem.c_str(), t.c_str(), cum.c_str(),
+        ns > 0 ? double(kr.flops) / ns : 0, ns > 0 ? double(kr.bytes) / ns : 0, kr.metadata.c_str(),
+        kr.opts.c_str());
   }
   if (!lines) return total;
   for (size_t k = 0; k < kernels.size(); ++k) {
     const RealizeReport::KernelRun& kr = kernels[k];
     if (timed[k] || kr.work_groups == 0) continue;
-    log_printf(LogLevel::Info, "%-7s #%-4llu %-8s %-26s %3zu bufs  mem %9s  %10s  (no device timestamps)  %s",
-               label, (unsigned long long)++g_runs, kr.device.c_str(), kr.name.c_str(), kr.buffers,
-               mem_in_use(devices, kr.device).c_str(), "-", kr.metadata.c_str());
+    log_printf(LogLevel::Info,
+               "%-7s #%-4llu %-8s %-26s %3zu bufs  mem %9s  %10s  (no device timestamps)  %s  [%s]", label,
+               (unsigned long long)++g_runs, kr.device.c_str(), kr.name.c_str(), kr.buffers,
+               mem_in_use(devices, kr.device).c_str(), "-", kr.metadata.c_str(), kr.opts.c_str());
   }
   return total;
 }

@@ -2,11 +2,12 @@
 // SLUICE_DEBUG's reports on what ran (levels in base/debug.h), for realize and JIT replays; through the
 // logger (base/log.h) at info level. A level-2 line per timed kernel:
 //   realize #2    CPU      E_64_16_4u                   2 bufs  mem   32.8 KB    49.23 us  cum   61.99 us
-//        0.33 GFLOP/s     0.67 GB/s  mul,add,relu
+//        0.33 GFLOP/s     0.67 GB/s  mul,add,relu  [UPCAST axis 1 arg 4]
 // (one line: its number among the kernel runs reported in this process, device, name, buffers, device
 // memory in use, time, the cumulative time of the kernel runs reported, rates from codegen's estimates,
-// the tensor ops it came from). "replay" instead of "realize" labels a JIT replay's kernels. A copy prints
-// its bytes and GB/s. Without device timestamps (a backend that has none) the kernels print untimed.
+// the tensor ops it came from, the optimization actions it was built with). "replay" instead of "realize"
+// labels a JIT replay's kernels. A copy prints its bytes and GB/s. Without device timestamps (a backend that
+// has none) the kernels print untimed.
 #include <cstdint>
 #include <string>
 #include <vector>

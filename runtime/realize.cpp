@@ -10,6 +10,8 @@
 #include "core/codegen/codegen.h"
 #include "core/codegen/estimate.h"
 #include "core/codegen/opts.h"
+#include "core/codegen/search.h"
+#include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/debug_report.h"
 #include "runtime/device.h"
@@ -31,13 +33,11 @@ std::string item_device(const ScheduleItem& it, const std::string& self) {
   std::string d = it.bufs.at(0).device();
   return d == self ? d : canonical_device(d);
 }
-// "UPCAST axis 1 arg 4, LOCAL axis 0 arg 16", or "no opts".
-std::string opts_str(const std::vector<codegen::Opt>& opts) {
-  std::string s;
-  for (const codegen::Opt& o : opts)
-    s += (s.empty() ? "" : ", ") + std::string(codegen::opt_name(o.op)) + " axis " + std::to_string(o.axis) +
-         " arg " + std::to_string(o.arg);
-  return s.empty() ? "no opts" : s;
+// The kernel of a compute AST: the heuristic's actions, or BEAM search's when SLUICE_BEAM is set.
+codegen::Kernel make_kernel(const UOp& ast, hcq::Device& dev, const render::Target& target) {
+  const BeamOptions beam = beam_options_from_env();
+  if (beam.width == 0) return codegen::make_kernel(ast, target.caps);
+  return codegen::make_kernel(ast, target.caps, beam_search(ast, dev, target, beam).opts);
 }
 
 size_t outputs_of(const ScheduleItem& it) { return it.ast.op() == Op::Sink ? it.ast.num_src() : 1; }
@@ -85,7 +85,7 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
     auto kit = kernels_.find(it.ast);
     if (kit == kernels_.end()) {
       try {
-        kit = kernels_.emplace(it.ast, codegen::make_kernel(it.ast, target_.caps)).first;
+        kit = kernels_.emplace(it.ast, make_kernel(it.ast, dev_, target_)).first;
       } catch (const Error& e) {  // codegen speaks of its own stages: say which of the user's ops failed
         throw Error("[realize] the kernel of (" + join(it.metadata) + ") cannot run on " + dev_.name() +
                     ": " + e.what());
@@ -105,7 +105,7 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
     }
     if (debug >= 3)
       log_message(LogLevel::Info,
-                  k.name + " (" + join(it.metadata) + "): " + opts_str(k.opts) + "\n" + ast_str(it));
+                  k.name + " (" + join(it.metadata) + "): " + codegen::opts_str(k.opts) + "\n" + ast_str(it));
     if (debug >= 4) log_message(LogLevel::Info, src);
     if (debug >= 5) log_message(LogLevel::Info, k.str());
     dims[i] = {{k.global_size[0], k.global_size[1], k.global_size[2]},
@@ -113,7 +113,7 @@ std::vector<const hcq::Program*> Realizer::prepare(const std::vector<const Sched
     const codegen::Estimate est = codegen::estimate(k);
     pending_runs.push_back(rep.kernels.size());
     rep.kernels.push_back({k.name, join(it.metadata), k.global_count(), src.size(), is_new, dev_.name(),
-                           it.bufs.size(), est.flops, est.bytes});
+                           it.bufs.size(), est.flops, est.bytes, codegen::opts_str(k.opts)});
     pending.push_back(i);
   }
   const uint64_t inv0 = dev_.compiler().invocations(), hits0 = dev_.compiler().cache_hits();

@@ -56,6 +56,7 @@ struct RealizeReport {
     std::string device;
     size_t buffers = 0;
     uint64_t flops = 0, bytes = 0;  // codegen's estimates (core/codegen/estimate.h)
+    std::string opts;               // the optimization actions it was built with (codegen/search.h opts_str)
   };
   std::vector<KernelRun> kernels;  // the compute items, in schedule order
   size_t copies = 0;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU: build what the CUDA checks need, run the conformance (cts), ops and
+# On a machine with an NVIDIA GPU: build what the CUDA checks need, run the conformance (cts), ops, BEAM and
 # training (nn, gradients and optimizers against PyTorch, a short Fashion-MNIST run) suites on CUDA, then
 # cuda_bench, and print pass counts and figures (issue #7).
 #
@@ -83,7 +83,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_BENCH=
     tail -30 "$BUILD/configure.log"
     die "configure failed (log: $BUILD/configure.log)"
   }
-targets=(cts_tests ops_tests cuda_driver_tests nn_tests mnist_tests)
+targets=(cts_tests ops_tests cuda_driver_tests nn_tests mnist_tests beam_tests)
 # Training (gradients and optimizers against PyTorch's tables) reads its tables with nlohmann-json.
 has nlohmann_json && targets+=(gradient_tests optim_tests)
 [ "$bench" = ON ] && targets+=(cuda_bench)
@@ -108,6 +108,9 @@ suite() {
 suite cts "$BUILD/tests/cts/cts_tests" '*/CUDA'
 suite ops "$BUILD/tests/ops/ops_tests" '*CUDA*'
 suite nn "$BUILD/tests/ops/nn_tests" '*CUDA*'
+# BEAM search on the GPU (work-groups and shared-memory reductions among the candidates); its choices.
+SLUICE_DEBUG=1 suite beam "$BUILD/tests/ops/beam_tests" '*CUDA*'
+grep -hoE '\[beam\] [^:]+: .* us \(heuristic .*' "$BUILD/beam.log" || true
 # A short Fashion-MNIST run; it skips unless Debian's dataset-fashion-mnist files are in place.
 suite mnist "$BUILD/tests/models/mnist_tests" '*CUDA*'
 if has nlohmann_json; then

@@ -51,7 +51,7 @@ double bytes_of(double v, const std::string& unit) {
 
 // A level-2 kernel line: label, number, device, name, buffers, memory, time, cumulative, rates, ops.
 const std::regex kKernelLine(
-    R"(^(realize|replay) +#(\d+) +(\S+) +(\S+) +(\d+) bufs +mem +([\d.]+) (B|KB|MB|GB) +([\d.]+) (ns|us|ms|s) +cum +([\d.]+) (ns|us|ms|s) +([\d.]+) GFLOP/s +([\d.]+) GB/s +(.*)$)");
+    R"(^(realize|replay) +#(\d+) +(\S+) +(\S+) +(\d+) bufs +mem +([\d.]+) (B|KB|MB|GB) +([\d.]+) (ns|us|ms|s) +cum +([\d.]+) (ns|us|ms|s) +([\d.]+) GFLOP/s +([\d.]+) GB/s +(.*)  \[(.*)\]$)");
 
 TEST(Debug, Level2LineOfAKnownKernel) {
   Tensor a = filled({256, 256}, 1), b = filled({256, 256}, 2);
@@ -81,6 +81,9 @@ TEST(Debug, Level2LineOfAKnownKernel) {
   EXPECT_NEAR(std::stod(m[12]), flops / ns, 0.0051 + 0.01 * flops / ns) << m[0];
   EXPECT_NEAR(std::stod(m[13]), bytes / ns, 0.0051 + 0.01 * bytes / ns) << m[0];
   EXPECT_EQ(m[14], "add");
+  EXPECT_TRUE(std::regex_match(m[15].str(),
+                               std::regex(R"(no opts|[A-Z]+ axis \d+ arg \d+(, [A-Z]+ axis \d+ arg \d+)*)")))
+      << m[15];  // the actions it was built with
   EXPECT_EQ(std::stoull(runs[1][2]), std::stoull(m[2]) + 1) << "kernel numbers run on";
   EXPECT_NE(c.all().find("realize: 1 kernels, 0 copies"), std::string::npos) << c.all();
 }

@@ -14,21 +14,13 @@
 #include "runtime/device.h"
 #include "runtime/reference.h"
 #include "runtime/tensor.h"
+#include "tests/unit/kernel_fixtures.h"
 
 namespace sluice::codegen {
 namespace {
 
 using O = OptOp;
-
-Tensor randf(const Shape& shape, uint32_t seed) {
-  std::vector<float> v(size_t(prod(shape)));
-  uint32_t x = seed * 2654435761u + 12345;
-  for (float& f : v) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    f = -2.0f + 4.0f * float(x % 10000) / 10000.0f;
-  }
-  return Tensor::from(v, shape, "CPU");
-}
+using testing_kernels::randf;
 
 // The kernel the CPU target builds for the last compute item of t's schedule.
 Kernel cpu_kernel(const Tensor& t) {

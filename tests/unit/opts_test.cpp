@@ -23,33 +23,16 @@
 #include "runtime/device.h"
 #include "runtime/reference.h"
 #include "runtime/tensor.h"
+#include "tests/unit/kernel_fixtures.h"
 
 namespace sluice::codegen {
 namespace {
 
 using O = OptOp;
+using testing_kernels::item_of;
+using testing_kernels::randf;
 
 bool contains(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
-
-Tensor randf(const Shape& shape, uint32_t seed) {
-  std::vector<float> v(size_t(prod(shape)));
-  uint32_t x = seed * 2654435761u + 12345;
-  for (float& f : v) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    f = -2.0f + 4.0f * float(x % 10000) / 10000.0f;
-  }
-  return Tensor::from(v, shape, "CPU");
-}
-
-// The one compute item of t's schedule.
-ScheduleItem item_of(const Tensor& t) {
-  Schedule s = schedule({t.uop()});
-  std::vector<ScheduleItem> compute;
-  for (const ScheduleItem& it : s.items)
-    if (it.ast.op() == Op::Sink) compute.push_back(it);
-  SLUICE_CHECK(compute.size() == 1) << "expected one kernel, the schedule has " << compute.size();
-  return compute[0];
-}
 
 DeviceCaps gpu_caps() {
   DeviceCaps c;

@@ -118,6 +118,13 @@ CLI::Validator between(double lo, double hi) {
       "in " + number_text(lo) + ".." + number_text(hi));
 }
 
+void add_beam_option(CLI::App* cmd) {
+  cmd->add_option_function<int>(
+         "--beam", [](const int& n) { setenv("SLUICE_BEAM", std::to_string(n).c_str(), 1); },
+         "Tune new kernels: BEAM search, width N")
+      ->check(between(1, 64));
+}
+
 std::vector<std::string> wrap(const std::string& text, size_t width) {
   std::vector<std::string> lines;
   std::string line;

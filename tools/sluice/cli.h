@@ -35,6 +35,11 @@ std::string exit_codes_help(const std::string& failed);  // failed: what exit co
 CLI::Validator at_least(double lo);
 CLI::Validator between(double lo, double hi);
 
+// --beam N: BEAM search of width N for every new kernel of the command (sets SLUICE_BEAM for the
+// process once parsed; runtime/beam.h). The chosen actions are cached on disk, so a later run with the same
+// SLUICE_BEAM, or a model compiled with --beam, pays nothing for them.
+void add_beam_option(CLI::App* cmd);
+
 // Each subcommand adds itself to the app; its callback sets `exit_code`.
 void add_devices_command(CLI::App& app, int& exit_code);
 void add_conformance_command(CLI::App& app, int& exit_code);

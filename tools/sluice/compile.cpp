@@ -82,10 +82,12 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--dim", o.dims, "SYMBOL=N: a symbolic size, for random inputs");
   cmd->add_option("--seed", o.seed, "Seed of the random inputs")->default_val(0);
   cmd->add_flag("--json", o.json, "Machine-readable output on stdout");
+  add_beam_option(cmd);
   cmd->footer(
       "Examples:\n"
       "  sluice compile cls.onnx --device VULKAN --dim batch=1 -o cls.sluice\n"
       "  sluice compile model.onnx --input x=image.npy -o model.sluice\n"
+      "  sluice compile model.onnx --beam 2 -o model.sluice  (BEAM-tuned kernels)\n"
       "  sluice run cls.sluice\n"
       "The model runs once on the inputs (random ones unless given) and the\n"
       "file holds what ran: the kernels' binaries, the launch plan, the\n"

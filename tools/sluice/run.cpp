@@ -296,12 +296,14 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", o.seed, "Seed of the random inputs")->default_val(0);
   cmd->add_flag("--json", o.json, "Machine-readable output on stdout");
   cmd->add_flag("--list-ops", o.list_ops, "Print the supported ONNX ops and opsets");
+  add_beam_option(cmd);
   cmd->footer(
       "Examples:\n"
       "  sluice run model.onnx --device CPU\n"
       "  sluice run model.onnx --input x=image.npy --output-dir out/ --bench 100\n"
       "  sluice run model.onnx --dim batch=8 --json\n"
       "  sluice run model.sluice          (made by sluice compile)\n"
+      "  sluice run model.onnx --beam 2   (tune: time kernels, cache the best)\n"
       "Inputs not given are random: floats in [0, 1), integers in [0, 10).\n"
       "Times: import parses and checks the file. The first run builds the\n"
       "Tensor graph, schedules, generates and compiles kernels (disk-cached)\n"
