@@ -16,6 +16,7 @@ class Program final : public hcq::Program {
 
   std::shared_ptr<const Image> image_;
   KernelFn fn_;
+  mutable std::atomic<uint64_t> last_cost_ns_{~uint64_t(0)};
 };
 
 }  // namespace
@@ -30,6 +31,9 @@ std::unique_ptr<hcq::Program> load_program(hcq::Device& dev, const std::string& 
 
 // The device checks at submit that every program it runs was loaded on it, so the cast is safe.
 KernelFn kernel_entry(const hcq::Program& p) { return static_cast<const Program&>(p).fn_; }
+std::atomic<uint64_t>& last_cost_ns(const hcq::Program& p) {
+  return static_cast<const Program&>(p).last_cost_ns_;
+}
 // A keep-alive handle only: nobody writes through it.
 std::shared_ptr<void> library(const hcq::Program& p) {
   return std::const_pointer_cast<Image>(static_cast<const Program&>(p).image_);

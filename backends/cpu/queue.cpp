@@ -26,6 +26,8 @@ constexpr uint64_t kAbandoned = ~uint64_t(0) - 1;
 // than kPartTime, so a short kernel costs a few calls per core, not kMaxParts.
 constexpr uint64_t kMaxParts = 64;
 constexpr uint64_t kPartTime = 1'000'000;  // ns
+// Below this much CPU time a kernel runs on one thread (run_exec): about two hand-offs to a worker here.
+constexpr uint64_t kInline = 20'000;  // ns
 
 class Engine final : public std::enable_shared_from_this<Engine> {
  public:
@@ -266,7 +268,12 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     vars_.resize(e.nvars);
     for (uint32_t i = 0; i < e.nvars; ++i) vars_[i] = e.var(i);
     const unsigned launch[6] = {e.global.x, e.global.y, e.global.z, e.local.x, e.local.y, e.local.z};
-    const int n = int(std::min<uint64_t>(workers_.size() + 1, e.global.count()));
+    // A kernel whose last run cost less than kInline of CPU time runs whole on this thread: handing a
+    // share to a worker (a wake-up, then a wait for it) would cost more than the share.
+    std::atomic<uint64_t>& cost = last_cost_ns(*e.program);
+    const int n = cost.load(std::memory_order_relaxed) < kInline
+                      ? 1
+                      : int(std::min<uint64_t>(workers_.size() + 1, e.global.count()));
     uint64_t parts = 1;
     while (parts * 2 <= std::min<uint64_t>(kMaxParts, e.global.count() / uint64_t(n))) parts *= 2;
     const uint64_t token = (++exec_seq_ << 1) | 1, t0 = hcq::now_ns();
@@ -282,6 +289,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     job_ = Job{kernel_entry(*e.program), bufs_.data(), vars_.data(), launch, n, parts};
     for (int i = 1; i < n; ++i) workers_[i - 1]->go.add(1);
     run_share(job_, 0);
+    cost.store((hcq::now_ns() - t0) * uint64_t(n), std::memory_order_relaxed);  // this core's share, times n
     if (n > 1) done_.wait_until(jobs_given_ += n - 1, kForever);
 
     uint64_t expect = token;
