@@ -18,6 +18,7 @@
 #include "core/schedule/views.h"
 #include "hcq/compiler.h"
 #include "hcq/error.h"
+#include "hcq/profile.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
 
@@ -177,47 +178,60 @@ void compile(hcq::Device& dev, const render::Target& target, std::vector<Entry>&
   entries = std::move(ok);
 }
 
-// One run between two timestamps; the device time in microseconds, or nothing past the deadline (the
-// run is then waited for without one, so the next candidate starts on an idle queue). With host_clock,
-// the host's time around the submit and the wait instead.
-std::optional<double> run_once(hcq::Device& dev, const Entry& e, const Scratch& s,
-                               std::chrono::nanoseconds limit, bool host_clock = false) {
-  auto t0 = dev.new_signal("beam start"), t1 = dev.new_signal("beam end"), done = dev.new_signal("beam");
+// One run: its time by the device's own profile record of it (every backend records an exec's start and
+// end: the CPU device around the call, GPUs with their queries or events) and by the host's clock around
+// the submit and the wait, in microseconds (0 where no record came back). Nothing past the deadline (the
+// run is then waited for without one, so the next candidate starts on an idle queue).
+struct RunTime {
+  double device_us = 0, host_us = 0;
+};
+std::optional<RunTime> run_once(hcq::Device& dev, const Entry& e, const Scratch& s,
+                                std::chrono::nanoseconds limit) {
+  auto done = dev.new_signal("beam");
   hcq::HwQueue q;
   const Kernel& k = e.kernel;
-  q.timestamp(*t0)
-      .exec(*e.program, {s.addrs(), {}}, {k.global_size[0], k.global_size[1], k.global_size[2]},
-            {k.local_size[0], k.local_size[1], k.local_size[2]})
-      .timestamp(*t1)
+  q.exec(*e.program, {s.addrs(), {}}, {k.global_size[0], k.global_size[1], k.global_size[2]},
+         {k.local_size[0], k.local_size[1], k.local_size[2]})
       .signal(*done, 1);
+  const bool was_profiling = dev.profiling();
+  dev.set_profiling(true);
   const uint64_t h0 = hcq::now_ns();
-  q.submit(dev);
+  const uint64_t v = q.submit(dev);
+  bool late = false;
   try {
     done->wait(1, limit);
   } catch (const hcq::TimeoutError&) {
     done->wait(1);
-    return std::nullopt;
+    late = true;
   }
-  const uint64_t h1 = hcq::now_ns();
-  return double(host_clock ? h1 - h0 : t1->timestamp_ns() - t0->timestamp_ns()) / 1e3;
+  RunTime t{0, double(hcq::now_ns() - h0) / 1e3};
+  dev.timeline().wait(v);  // the records are the device's once the submission retires
+  std::vector<hcq::ProfileRecord> records = dev.take_profile();
+  dev.set_profiling(was_profiling);  // only now: a backend may look when the kernel runs
+  if (late) return std::nullopt;
+  for (const hcq::ProfileRecord& r : records)
+    if (r.submission == v && r.name == k.name) t.device_us = double(r.end_ns - r.start_ns) / 1e3;
+  return t;
 }
 
 // The fastest of `repeats` runs (one when the first is far behind `best`); infinity with a reason in
 // r.skipped when the candidate fails or runs past its deadline.
+// host_clock: the device's records are missing or say 0 (PoCL stamps both ends at completion), so every
+// candidate of the search is timed on the host clock instead.
 void time_entry(hcq::Device& dev, Entry& e, const Scratch& s, const BeamOptions& o, double best_us,
                 BeamResult& r, bool host_clock) {
   const double limit_us = std::isfinite(best_us) ? std::max(1e6, 20 * best_us) : 60e6;
   const auto limit = std::chrono::nanoseconds(int64_t(limit_us * 1e3));
   try {
     for (int i = 0; i < std::max(o.repeats, 1); ++i) {
-      std::optional<double> us = run_once(dev, e, s, limit, host_clock);
-      if (!us) {
+      std::optional<RunTime> t = run_once(dev, e, s, limit);
+      if (!t) {
         r.skipped.push_back(label(e) + ": ran past its deadline of " + std::to_string(limit_us / 1e3) +
                             " ms");
         e.us = INFINITY;
         return;
       }
-      e.us = std::min(e.us, *us);
+      e.us = std::min(e.us, host_clock ? t->host_us : t->device_us);
       if (e.us > 3 * best_us) break;  // no contender: one run tells
     }
     ++r.timed;
@@ -304,8 +318,11 @@ BeamResult search(const UOp& ast, hcq::Device& dev, const render::Target& target
   std::vector<Entry> all = entries_of(
       {{heuristic.opts, heuristic}, {{}, codegen::make_kernel(ast, target.caps, {})}}, o, r, namer);
   compile(dev, target, all, r);
-  // A GPU API emulated on the host's CPU (lavapipe, PoCL) stamps signals at completion: time on the host.
-  const bool host_clock = dev.properties().software;
+  bool host_clock = all.empty();  // decided by three runs of the first entry
+  for (int i = 0; i < 3 && !host_clock; ++i) {
+    std::optional<RunTime> t = run_once(dev, all[0], scratch, std::chrono::minutes(1));
+    host_clock = !t || !(t->device_us > 0);
+  }
   for (Entry& e : all) time_entry(dev, e, scratch, o, INFINITY, r, host_clock);
   for (const Entry& e : all)
     if (e.opts == heuristic.opts) r.heuristic_us = e.us;

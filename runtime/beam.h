@@ -4,8 +4,8 @@
 //
 // The search: the heuristic's kernel and the plain kernel are timed first; then a beam of the n fastest
 // action lists grows one action at a time (codegen/search.h gives every kernel one action further), each
-// round's candidates compiled in one batch (in parallel where the compiler allows) and each timed on the
-// device between two timestamps (the fastest of a few runs), until a round finds nothing faster or the
+// round's candidates compiled in batches (in parallel where the compiler allows) and each timed by the
+// device's profile record of its run (the fastest of a few runs), until a round finds nothing faster or the
 // kernel's time budget is spent. A candidate that fails to compile, fails on the device or runs past its
 // deadline is skipped with its reason (SLUICE_DEBUG >= 1 logs it), never chosen.
 //
@@ -14,7 +14,9 @@
 // even sample of a large one. A winner that disagrees is dropped and the next fastest checked; the
 // heuristic's actions are the fallback. The result is cached on disk, keyed by the SHA-256 of the AST, the
 // device, its compiler's target and the beam width, in `<cache dir>/beam/`, so a later process reads it
-// and times nothing. Buffers for the timing are the search's own (never a user's).
+// and times nothing. Buffers for the timing are the search's own (never a user's). The search turns the
+// device's profiling on around each run and takes its records: records of other work that complete
+// meanwhile are taken with them (a SLUICE_PROFILE trace misses those).
 //
 // Threading: any thread; the device must not be used by this call's caller meanwhile for anything it
 // waits on. Failures of the device itself (lost, hung past the hang policy) throw hcq errors.

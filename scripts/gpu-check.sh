@@ -86,7 +86,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_BENCH=
 targets=(cts_tests ops_tests cuda_driver_tests nn_tests mnist_tests beam_tests)
 # Training (gradients and optimizers against PyTorch's tables) reads its tables with nlohmann-json.
 has nlohmann_json && targets+=(gradient_tests optim_tests)
-[ "$bench" = ON ] && targets+=(cuda_bench)
+[ "$bench" = ON ] && targets+=(cuda_bench beam_bench)
 ninja -C "$BUILD" -j "$JOBS" "${targets[@]}" || die "build failed"
 
 status=0
@@ -126,6 +126,8 @@ if [ "$bench" = ON ]; then
     --benchmark_out="$BUILD/cuda_bench.json" --benchmark_out_format=json 2>&1 |
     grep -E 'median|ERROR|^Benchmark' || true
   echo "(json: $BUILD/cuda_bench.json)"
+  echo "=== beam_bench (BEAM width 2, 3 s per kernel, against the heuristic; device time of the kernels)"
+  "$BUILD/tools/bench/beam_bench" CUDA 2 3 2>&1 | tee "$BUILD/beam_bench.log" | grep -v '^\[' || status=1
 fi
 
 echo "=== summary"
