@@ -270,12 +270,12 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     const unsigned launch[6] = {e.global.x, e.global.y, e.global.z, e.local.x, e.local.y, e.local.z};
     // A kernel whose last run cost less than kInline of CPU time runs whole on this thread: handing a
     // share to a worker (a wake-up, then a wait for it) would cost more than the share.
+    // Such a kernel is also one call: parts only tell a slow kernel from a stuck one.
     std::atomic<uint64_t>& cost = last_cost_ns(*e.program);
-    const int n = cost.load(std::memory_order_relaxed) < kInline
-                      ? 1
-                      : int(std::min<uint64_t>(workers_.size() + 1, e.global.count()));
+    const bool whole = cost.load(std::memory_order_relaxed) < kInline;
+    const int n = whole ? 1 : int(std::min<uint64_t>(workers_.size() + 1, e.global.count()));
     uint64_t parts = 1;
-    while (parts * 2 <= std::min<uint64_t>(kMaxParts, e.global.count() / uint64_t(n))) parts *= 2;
+    while (!whole && parts * 2 <= std::min<uint64_t>(kMaxParts, e.global.count() / uint64_t(n))) parts *= 2;
     const uint64_t token = (++exec_seq_ << 1) | 1, t0 = hcq::now_ns();
     program_.store(e.program);
     since_ns_.store(t0);
