@@ -37,7 +37,13 @@ std::string item_device(const ScheduleItem& it, const std::string& self) {
 codegen::Kernel make_kernel(const UOp& ast, hcq::Device& dev, const render::Target& target) {
   const BeamOptions beam = beam_options_from_env();
   if (beam.width == 0) return codegen::make_kernel(ast, target.caps);
-  return codegen::make_kernel(ast, target.caps, beam_search(ast, dev, target, beam).opts);
+  try {
+    return codegen::make_kernel(ast, target.caps, beam_search(ast, dev, target, beam).opts);
+  } catch (const Error& e) {  // the search is an optimization: the heuristic still runs the kernel
+    log_message(LogLevel::Warn,
+                std::string("[beam] search failed, the heuristic's actions are used: ") + e.what());
+    return codegen::make_kernel(ast, target.caps);
+  }
 }
 
 size_t outputs_of(const ScheduleItem& it) { return it.ast.op() == Op::Sink ? it.ast.num_src() : 1; }

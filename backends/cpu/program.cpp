@@ -1,5 +1,6 @@
 #include "backends/cpu/program.h"
 
+#include <limits>
 #include <span>
 
 #include "backends/cpu/elf.h"
@@ -16,7 +17,7 @@ class Program final : public hcq::Program {
 
   std::shared_ptr<const Image> image_;
   KernelFn fn_;
-  mutable std::atomic<uint64_t> last_cost_ns_{~uint64_t(0)};
+  mutable std::atomic<double> group_cost_ns_{std::numeric_limits<double>::infinity()};
 };
 
 }  // namespace
@@ -31,8 +32,8 @@ std::unique_ptr<hcq::Program> load_program(hcq::Device& dev, const std::string& 
 
 // The device checks at submit that every program it runs was loaded on it, so the cast is safe.
 KernelFn kernel_entry(const hcq::Program& p) { return static_cast<const Program&>(p).fn_; }
-std::atomic<uint64_t>& last_cost_ns(const hcq::Program& p) {
-  return static_cast<const Program&>(p).last_cost_ns_;
+std::atomic<double>& group_cost_ns(const hcq::Program& p) {
+  return static_cast<const Program&>(p).group_cost_ns_;
 }
 // A keep-alive handle only: nobody writes through it.
 std::shared_ptr<void> library(const hcq::Program& p) {

@@ -43,9 +43,9 @@ std::unique_ptr<hcq::Program> load_program(hcq::Device& dev, const std::string& 
 // For the command processor: the entry point of a program that load_program returned, and a handle that
 // keeps its code mapped (an abandoned hung kernel may still be running its code).
 KernelFn kernel_entry(const hcq::Program& p);
-// The CPU time the program's last run took, all cores together (~0: not run yet): the command processor
-// runs a kernel that cost little whole on its own thread (queue.cpp, run_exec).
-std::atomic<uint64_t>& last_cost_ns(const hcq::Program& p);
+// The CPU time per work-group of the program's last run, all cores together (infinity before its first):
+// the command processor runs a launch that this predicts cheap whole on its own thread (queue.cpp).
+std::atomic<double>& group_cost_ns(const hcq::Program& p);
 std::shared_ptr<void> library(const hcq::Program& p);
 
 }  // namespace sluice::cpu

@@ -268,11 +268,12 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     vars_.resize(e.nvars);
     for (uint32_t i = 0; i < e.nvars; ++i) vars_[i] = e.var(i);
     const unsigned launch[6] = {e.global.x, e.global.y, e.global.z, e.local.x, e.local.y, e.local.z};
-    // A kernel whose last run cost less than kInline of CPU time runs whole on this thread: handing a
-    // share to a worker (a wake-up, then a wait for it) would cost more than the share.
-    // Such a kernel is also one call: parts only tell a slow kernel from a stuck one.
-    std::atomic<uint64_t>& cost = last_cost_ns(*e.program);
-    const bool whole = cost.load(std::memory_order_relaxed) < kInline;
+    // A launch predicted to cost less than kInline of CPU time (the program's last cost per work-group
+    // times this grid) runs whole on this thread: handing a share to a worker (a wake-up, then a wait for
+    // it) would cost more than the share. It is also one call: parts only tell a slow kernel from a stuck
+    // one.
+    std::atomic<double>& cost = group_cost_ns(*e.program);
+    const bool whole = cost.load(std::memory_order_relaxed) * double(e.global.count()) < double(kInline);
     const int n = whole ? 1 : int(std::min<uint64_t>(workers_.size() + 1, e.global.count()));
     uint64_t parts = 1;
     while (!whole && parts * 2 <= std::min<uint64_t>(kMaxParts, e.global.count() / uint64_t(n))) parts *= 2;
@@ -289,7 +290,8 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     job_ = Job{kernel_entry(*e.program), bufs_.data(), vars_.data(), launch, n, parts};
     for (int i = 1; i < n; ++i) workers_[i - 1]->go.add(1);
     run_share(job_, 0);
-    cost.store((hcq::now_ns() - t0) * uint64_t(n), std::memory_order_relaxed);  // this core's share, times n
+    // This core's share times the cores, per work-group.
+    cost.store(double(hcq::now_ns() - t0) * n / double(e.global.count()), std::memory_order_relaxed);
     if (n > 1) done_.wait_until(jobs_given_ += n - 1, kForever);
 
     uint64_t expect = token;

@@ -11,11 +11,11 @@
 // producer blocks only when the ring is full; the CP spins briefly, then sleeps, when it is empty.
 //
 // Kernels: an exec runs on min(pool size, work-groups) cores at once, the CP being core 0 (program.h has
-// the ABI), except a kernel whose last run cost under 20 us of CPU time: that one runs whole on the CP,
-// since waking a worker and waiting for it would cost more. Each core runs its share of the grid in parts and
-// counts them, so that a wait can tell a slow kernel (parts still complete) from a stuck one (status()). A
-// wait on a failed signal makes the CP skip the rest of its submission and fail the signals it would have
-// written, with that signal's error.
+// the ABI), except a launch that the program's last run predicts under 20 us of CPU time: that one runs
+// whole on the CP, in one call, since waking a worker and waiting for it would cost more. Each core runs its
+// share of the grid in parts and counts them, so that a wait can tell a slow kernel (parts still complete)
+// from a stuck one (status()). A wait on a failed signal makes the CP skip the rest of its submission and
+// fail the signals it would have written, with that signal's error.
 //
 // Signal lifetime (hcq/signal.h): push() takes a SignalRef to the signal of every wait, signal and
 // timestamp packet, kept beside the packet's ring slot until the CP has consumed it; the CP, status() and

@@ -51,10 +51,10 @@ class Walker {
     switch (u.op()) {
       case Op::Load: {
         const size_t b = size_t(u.src(0).arg_as<int64_t>());
+        std::optional<int64_t> p = position(sched::st_of(u.src(1)), idx);
+        if (!p) return {};  // masked: reads nothing
         SLUICE_CHECK_IN(ValueError, "evaluate_kernel", b < bufs_.size() && bufs_[b].numel() > 0)
             << "the kernel reads buffer " << b << ", which was not given (" << bufs_.size() << " buffers)";
-        std::optional<int64_t> p = position(sched::st_of(u.src(1)), idx);
-        if (!p) return {};
         SLUICE_CHECK_IN(ValueError, "evaluate_kernel", *p >= 0 && *p < bufs_[b].numel())
             << "buffer " << b << " is read at position " << *p << ", outside its " << bufs_[b].numel()
             << " elements";

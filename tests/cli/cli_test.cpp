@@ -202,7 +202,7 @@ TEST(Cli, ConformanceQueueChecksPassOnCpuAndNull) {
     skipped += g.at("skipped").get<size_t>();
   }
   EXPECT_GE(passed, 46u + 18u);  // every check on CPU, the ones NULL can do
-  EXPECT_GT(skipped, 0u);       // NULL declares what it cannot do, with a reason
+  EXPECT_GT(skipped, 0u);        // NULL declares what it cannot do, with a reason
   for (const json& res : j.at("results")) {
     if (res.at("status") == "skipped") { EXPECT_FALSE(res.at("detail").get<std::string>().empty()) << res; }
   }
@@ -415,6 +415,35 @@ TEST(Cli, RunBadInputIsAClearError) {
 
 // `sluice compile` then `sluice run FILE` in another process, with an empty compiler cache that stays
 // empty: the compiled model runs nothing through the compiler.
+// --beam tunes a model ahead of time: compile searches its kernels (BEAM results cached on disk), the
+// compiled model runs them with nothing to search or compile, and the values match the untuned run.
+TEST(Cli, BeamTunesAModelAheadOfTime) {
+  const fs::path model = fs::path(kOnnxData) / "node/test_matmul_2d/model.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const fs::path dir = fs::temp_directory_path() / ("sluice_cli_beam_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string file = (dir / "mm.sluice").string(), env = "SLUICE_CACHE_DIR=" + (dir / "cache").string();
+  Proc c = sluice("compile " + model.string() + " --device CPU --beam 1 -o " + file,
+                  env + " SLUICE_BEAM_BUDGET=1");
+  ASSERT_EQ(c.code, 0) << c.err;
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir / "cache" / "beam")) ++entries;
+  EXPECT_EQ(entries, 1u) << "one kernel, one BEAM result";
+  Proc tuned = sluice("run " + file + " --seed 3 --json", env);
+  Proc plain = sluice("run " + model.string() + " --device CPU --seed 3 --json", env);
+  ASSERT_EQ(tuned.code, 0) << tuned.err;
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  const json t = parse(tuned), p = parse(plain);
+  EXPECT_EQ(t.at("compiler_runs"), 0);
+  for (const char* k : {"min", "max", "mean"})
+    EXPECT_NEAR(t.at("outputs")[0].at(k).get<double>(), p.at("outputs")[0].at(k).get<double>(), 1e-5) << k;
+  Proc bad = sluice("run " + model.string() + " --beam 0");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--beam"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, CompileThenRunTheCompiledModel) {
   const fs::path model = fs::path(kOnnxData) / "node/test_add/model.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed";

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,21 @@ TEST_P(Beam, ASecondSearchReadsTheDiskCache) {
   EXPECT_EQ(dev_->compiler().cache_hits(), hits);
 }
 
+TEST_P(Beam, ADamagedOrStaleCacheEntryIsSearchedAgain) {
+  const UOp ast = only_ast(randf({16, 32}, 9, GetParam()).sum({0}));
+  const std::string path = beam_cache_path(ast, *dev_, 2);
+  if (path.empty()) GTEST_SKIP() << "the device's compiler has no cache directory";
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  for (const char* entry :
+       {"not a cache entry\n", "opts: UPCAST axis 9 arg 4\n", "opts: SPIN axis 0 arg 2\n"}) {
+    std::ofstream(path) << entry;
+    const BeamResult r = beam_search(ast, *dev_, device_target(GetParam()), quick(true));
+    EXPECT_FALSE(r.from_cache) << entry;
+    EXPECT_GT(r.timed, 0u) << entry;
+    EXPECT_NO_THROW(codegen::make_kernel(ast, device_target(GetParam()).caps, r.opts)) << entry;
+  }
+}
+
 TEST_P(Beam, AFailingCandidateIsSkippedWithItsReason) {
   const UOp ast = only_ast(randf({64, 32}, 6, GetParam()) * 3.0f + 1.0f);
   BeamOptions o = quick();
@@ -106,8 +122,10 @@ TEST_P(Beam, AFailingCandidateIsSkippedWithItsReason) {
     if (c.opts.size() == 1 && c.opts[0].op == OptOp::Upcast) throw Error("[beam test] planted failure");
   };
   const BeamResult r = beam_search(ast, *dev_, device_target(GetParam()), o);
-  ASSERT_FALSE(r.skipped.empty());
-  for (const std::string& s : r.skipped) EXPECT_NE(s.find("planted failure"), std::string::npos) << s;
+  size_t planted = 0;  // others may be skipped too (a loaded machine: a deadline)
+  for (const std::string& s : r.skipped)
+    planted += s.find(": [beam test] planted failure") != std::string::npos;
+  EXPECT_GT(planted, 0u);
   EXPECT_FALSE(r.opts.size() == 1 && r.opts[0].op == OptOp::Upcast) << codegen::opts_str(r.opts);
 }
 
