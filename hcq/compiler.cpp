@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "hcq/atomic_file.h"
 
 namespace sluice::hcq {
 
@@ -108,24 +109,6 @@ std::optional<Binary> read_entry(const std::filesystem::path& p, const std::stri
   return bin;
 }
 
-// Temporary name unique across threads and processes, then rename: readers never see half a file.
-void write_file_atomic(const std::filesystem::path& p, const Binary& data) {
-  static std::atomic<uint64_t> seq{0};
-  std::error_code ec;
-  std::filesystem::create_directories(p.parent_path(), ec);
-  auto tmp = p;
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(seq.fetch_add(1));
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
-    if (!f.flush()) {
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(tmp, p, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
-}
 }  // namespace
 
 std::string Compiler::key_hash(std::string_view source) const {

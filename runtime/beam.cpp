@@ -1,6 +1,5 @@
 #include "runtime/beam.h"
 
-#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +15,7 @@
 #include "core/codegen/codegen.h"
 #include "core/eval/kernel_eval.h"
 #include "core/schedule/views.h"
+#include "hcq/atomic_file.h"
 #include "hcq/compiler.h"
 #include "hcq/error.h"
 #include "hcq/profile.h"
@@ -70,17 +70,10 @@ std::optional<std::vector<Opt>> read_cache(const std::string& path, BeamResult& 
 }
 
 void write_cache(const std::string& path, const BeamResult& r, const std::string& kernel) {
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  const std::string tmp = path + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << "kernel: " << kernel << "\nopts: " << codegen::opts_str(r.opts) << "\nbest_us: " << r.best_us
-        << "\nheuristic_us: " << r.heuristic_us << "\n";
-    if (!out) return;  // a cache that cannot be written is skipped
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
+  const std::string text = "kernel: " + kernel + "\nopts: " + codegen::opts_str(r.opts) +
+                           "\nbest_us: " + std::to_string(r.best_us) +
+                           "\nheuristic_us: " + std::to_string(r.heuristic_us) + "\n";
+  hcq::write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
 
 // ------------------------------------------------------------------ the kernel's buffers
@@ -110,8 +103,8 @@ class Scratch {
   Scratch(hcq::Device& dev, const Kernel& k) : dev_(dev) {
     for (size_t i = 0; i < k.bufs.size(); ++i) {
       host_.push_back(random_array(k.bufs[i].dtype, std::max<int64_t>(k.bufs[i].size, 1), 0x5eed + i));
-      bytes_.push_back(host_.back().to_bytes());
-      mem_.push_back(dev.allocator().alloc(bytes_.back().size()));
+      mem_.push_back(
+          dev.allocator().alloc(uint64_t(host_.back().numel()) * uint64_t(k.bufs[i].dtype.itemsize())));
       addrs_.push_back(mem_.back().addr);
     }
     reset();
@@ -128,14 +121,16 @@ class Scratch {
 
   void reset() {  // every buffer back to its starting contents (a kernel may read what it writes)
     dev_.synchronize();
-    for (size_t i = 0; i < mem_.size(); ++i)
-      dev_.allocator().copyin(mem_[i], bytes_[i].data(), bytes_[i].size());
+    for (size_t i = 0; i < mem_.size(); ++i) {
+      const std::vector<std::byte> bytes = host_[i].to_bytes();
+      dev_.allocator().copyin(mem_[i], bytes.data(), bytes.size());
+    }
   }
   const std::vector<uint64_t>& addrs() const { return addrs_; }
   const std::vector<eval::HostArray>& host() const { return host_; }
   eval::HostArray read(size_t i, DType dt) {
     dev_.synchronize();
-    std::vector<std::byte> out(bytes_[i].size());
+    std::vector<std::byte> out(mem_[i].size);
     dev_.allocator().copyout(out.data(), mem_[i], out.size());
     return eval::HostArray::from_bytes(dt, {int64_t(out.size() / size_t(dt.itemsize()))}, out);
   }
@@ -143,7 +138,6 @@ class Scratch {
  private:
   hcq::Device& dev_;
   std::vector<eval::HostArray> host_;
-  std::vector<std::vector<std::byte>> bytes_;
   std::vector<hcq::Buffer> mem_;
   std::vector<uint64_t> addrs_;
 };
@@ -331,11 +325,11 @@ std::vector<Entry> entries_of(std::vector<Candidate> cands, const BeamOptions& o
   return out;
 }
 
-BeamResult search(const UOp& ast, hcq::Device& dev, const render::Target& target, const BeamOptions& o) {
+BeamResult search(const UOp& ast, const Kernel& heuristic, hcq::Device& dev, const render::Target& target,
+                  const BeamOptions& o) {
   const auto t0 = Clock::now();
   BeamResult r;
   codegen::KernelNamer namer;  // names unique within every batch of this search
-  const Kernel heuristic = codegen::make_kernel(ast, target.caps);
   Scratch scratch(dev, heuristic);
 
   // Round 0: the heuristic's kernel and the plain one.
@@ -456,7 +450,7 @@ BeamResult beam_search(const UOp& ast, hcq::Device& dev, const render::Target& t
     return r;
   }
   const auto t0 = Clock::now();
-  BeamResult r = search(ast, dev, target, o);
+  BeamResult r = search(ast, heuristic, dev, target, o);
   const std::string name = codegen::make_kernel(ast, target.caps, r.opts).name;
   for (const std::string& s : r.skipped) log_message(LogLevel::Info, "[beam] " + name + ": skipped " + s);
   for (const std::string& s : r.rejected)
