@@ -66,6 +66,11 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       if (plan.pieces[i].kind == k) out.push_back(i);
     return out;
   };
+  auto contiguous_out = [&](int64_t axis) {
+    for (const LoadInfo& s : stores)
+      if (!s.strides[size_t(axis)] || *s.strides[size_t(axis)] != 1) return false;
+    return !stores.empty() && stores.size() == ast.num_src();
+  };
   const int64_t min_groups = 4 * int64_t(caps.compute_units);
   const int64_t out_size = plan.product(AxisKind::Global);
 
@@ -73,25 +78,29 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   const int64_t vw = caps.vector_widths.empty()
                          ? 0
                          : *std::max_element(caps.vector_widths.begin(), caps.vector_widths.end());
-  if (!caps.has_local && vw >= 8 && reduce_op == Op::Add && !pieces_of(AxisKind::Loop).empty() &&
-      !stores.empty() && stores.size() == ast.num_src()) {
+  const bool cpu_tile = !caps.has_local && vw >= 8;
+  if (cpu_tile && reduce_op == Op::Add && !pieces_of(AxisKind::Loop).empty() && !stores.empty() &&
+      stores.size() == ast.num_src()) {
     auto stride_is = [](const std::vector<LoadInfo>& ls, int64_t axis, int64_t v) {
       for (const LoadInfo& l : ls)
         if (l.strides[size_t(axis)] && *l.strides[size_t(axis)] == v) return true;
       return false;
     };
-    auto contiguous_out = [&](int64_t axis) {
-      for (const LoadInfo& s : stores)
-        if (!s.strides[size_t(axis)] || *s.strides[size_t(axis)] != 1) return false;
-      return true;
+    // Columns: an output axis stored and loaded contiguously that some load broadcasts (a matmul's or a
+    // conv's output columns). A multiple of the vector width is tiled by whole vectors; failing that, an
+    // axis of at most two vectors (a 26- or 11-wide conv row, a 10-class linear) is upcast whole, its
+    // ragged end packed into narrower vectors by vectorize.h.
+    auto col_ok = [&](const Piece& q) {
+      return contiguous_out(q.axis) && stride_is(loads, q.axis, 1) && broadcast(q.axis);
     };
     std::optional<size_t> col, row;
-    for (size_t i : pieces_of(AxisKind::Global)) {
-      const Piece& q = plan.pieces[i];
-      if (!col && q.size % vw == 0 && contiguous_out(q.axis) && stride_is(loads, q.axis, 1) &&
-          broadcast(q.axis))
-        col = i;
-    }
+    for (size_t i : pieces_of(AxisKind::Global))
+      if (!col && plan.pieces[i].size % vw == 0 && col_ok(plan.pieces[i])) col = i;
+    bool whole = false;
+    if (!col)
+      for (size_t i : pieces_of(AxisKind::Global))
+        if (plan.pieces[i].size >= 4 && plan.pieces[i].size <= 2 * vw && col_ok(plan.pieces[i]))
+          col = i, whole = true;
     // Rows: an axis some load broadcasts; best one the load read along the columns broadcasts (a conv's
     // output channels, not its output rows), so each column vector loaded serves every row.
     auto serves_rows = [&](int64_t axis) {
@@ -103,6 +112,37 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       if (col && i != *col && plan.pieces[i].size % kCpuTileRows == 0 && broadcast(plan.pieces[i].axis) &&
           (!row || serves_rows(plan.pieces[i].axis) || !serves_rows(plan.pieces[*row].axis)))
         row = i;
+    if (col && whole && out_size / plan.pieces[*col].size >= caps.compute_units) {
+      // The whole axis, then rows while the tile's floats fit half the registers: a conv's output channels
+      // by 4, then its output rows or batch by 4 or 2 (each loaded input vector serves every row), else
+      // more of the same rows (a linear layer's batch). Fewer work-groups than cores x 4 are allowed: a
+      // tile this short is cheap per group, and 4 groups of 16 rows beat 64 of 1.
+      const int64_t budget = int64_t(caps.vector_registers) * vw / 2, groups = caps.compute_units;
+      int64_t tile = plan.pieces[*col].size;
+      Plan p = plan;
+      auto grow = [&](size_t i, int64_t f) {
+        if (plan.pieces[i].size % f != 0 || tile * f > budget || out_size / (tile * f) < groups ||
+            !try_opt(p, {OptOp::Upcast, open_axis(p, i), f}, caps))
+          return false;
+        tile *= f;
+        return true;
+      };
+      if (try_opt(p, {OptOp::Upcast, open_axis(p, *col), 0}, caps)) {
+        if (row && grow(*row, kCpuTileRows)) {
+          bool more = true;
+          const std::vector<size_t> gs = pieces_of(AxisKind::Global);
+          for (size_t k = gs.size(); k-- > 0;)
+            for (int64_t f : {4, 2})
+              if (more && gs[k] != *col && gs[k] != *row && broadcast(plan.pieces[gs[k]].axis) &&
+                  grow(gs[k], f))
+                more = false;
+          for (int64_t f : {4, 2})
+            if (more && grow(*row, f)) more = false;
+        }
+        plan = std::move(p);
+        return;
+      }
+    }
     if (col && row) {
       const int64_t rows = kCpuTileRows;
       for (int64_t cols : {4 * vw, 2 * vw, vw}) {
@@ -183,6 +223,10 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       const Piece& q = plan.pieces[gs.back()];
       if (q.size % 4 == 0 && q.stride == 1 && plan.product(AxisKind::Global) / 4 >= min_groups)
         try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 4}, caps);
+      // On a CPU a short ragged row (a pooled 13-wide map) is one vector store and its tail, not 13 loops.
+      else if (cpu_tile && q.size >= 4 && q.size <= 2 * vw && q.stride == 1 && contiguous_out(q.axis) &&
+               plan.product(AxisKind::Global) / q.size >= min_groups)
+        try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 0}, caps);
     }
   }
 

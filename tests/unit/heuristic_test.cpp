@@ -1,7 +1,7 @@
 // The hand-coded heuristic on the CPU device's own target (backends/cpu/device.cpp): the register tile it
-// picks for matmuls (UPCAST of the output's columns and rows, packed into vector accumulators and FMAs by
-// vectorize.h), and the results of tiled and untiled matmuls, odd sizes included, against the reference
-// evaluator.
+// picks for matmuls and convolutions (UPCAST of the output's columns and rows, packed into vector
+// accumulators and FMAs by vectorize.h), ragged columns upcast whole, and the results of tiled and untiled
+// kernels, odd sizes included, against the reference evaluator.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,6 +119,31 @@ TEST(Heuristic, CpuTileTranscendentalsStayVectors) {
   const Tensor un = m.sin() + (m * m + 1.0f).sqrt().log2() + m.trunc() - m.neg();
   EXPECT_GT(count_if(cpu_kernel(un), Op::Sin, true), 0u) << cpu_kernel(un).str();
   expect_matches_reference(un);
+}
+
+TEST(Heuristic, CpuRaggedColumnsAreUpcastWhole) {
+  // A conv's 11 output columns (no multiple of the vector width): the whole row of columns, 4 output
+  // channels and 2 output rows of accumulators, as vectors of 8, 2 and 1 lanes.
+  const Tensor x = randf({4, 2, 12, 13}, 16), w = randf({8, 2, 3, 3}, 17), b = randf({8}, 18);
+  const Tensor conv = x.conv2d(w, {.bias = b});
+  const Kernel k = cpu_kernel(conv);
+  ASSERT_GE(k.opts.size(), 2u) << k.str();
+  EXPECT_EQ(k.opts[0], (Opt{O::Upcast, 3, 0})) << k.str();
+  EXPECT_EQ(k.opts[1], (Opt{O::Upcast, 1, 4})) << k.str();
+  EXPECT_GT(count_if(k, Op::MulAcc, true), 0u) << k.str();
+  expect_matches_reference(conv);
+  // A pooled map's 13 columns: one vector store and its tail.
+  const Tensor pool = randf({2, 8, 26, 26}, 19).relu().max_pool2d();
+  const Kernel kp = cpu_kernel(pool);
+  EXPECT_NE(std::find(kp.opts.begin(), kp.opts.end(), Opt{O::Upcast, 3, 0}), kp.opts.end()) << kp.str();
+  expect_matches_reference(pool);
+  // A 10-class linear layer: the 10 columns whole, the batch as rows.
+  const Tensor lin = randf({64, 100}, 20).matmul(randf({100, 10}, 21)) + randf({10}, 22);
+  const Kernel kl = cpu_kernel(lin);
+  ASSERT_GE(kl.opts.size(), 2u) << kl.str();
+  EXPECT_EQ(kl.opts[0], (Opt{O::Upcast, 1, 0})) << kl.str();
+  EXPECT_EQ(kl.opts[1].op, O::Upcast) << kl.str();
+  expect_matches_reference(lin);
 }
 
 TEST(Heuristic, CpuOddMatmulMatchesTheReference) {
