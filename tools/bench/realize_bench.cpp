@@ -6,12 +6,17 @@
 //   kernel, elementwise add of 16M float32 beside a plain C++ loop (target >= 85% of its bandwidth), a sum
 //   of 16M float32 as one kernel and split in two,
 //   1024^3 float32 matmul beside OpenBLAS sgemm (target >= 50%), cold compile of the GPT-2 block's
-//   kernels with an empty cache (target <= 0.25 s), and the benchmark models (tools/bench/models.h) beside
+//   kernels with an empty cache (target <= 0.25 s), one core's FMA peak (the bound the matmul is measured
+//   against), and the benchmark models (tools/bench/models.h) beside
 //   PyTorch CPU with 2 threads (a python3 subprocess in the same run; counters sluice_ms, torch_ms, ratio).
 // Run: realize_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <unistd.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -204,6 +209,49 @@ void BM_OpenblasSgemm1024(benchmark::State& state) {
                                                 benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_OpenblasSgemm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The FMA peak of one core: 12 independent vector accumulators, a*x+b per step, no memory traffic. The
+// widest instruction set the CPU has (AVX-512, else AVX2+FMA) is picked at run time; counter GFLOPS.
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) float fma_loop_512(int64_t n) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(float(i));
+  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(0.001f);
+  for (int64_t k = 0; k < n; ++k)
+#pragma GCC unroll 12  // the accumulators stay in registers only when the inner loop is unrolled
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  float s = 0;
+  for (int i = 0; i < 12; ++i) s += _mm512_reduce_add_ps(acc[i]);
+  return s;
+}
+__attribute__((target("avx2,fma"))) float fma_loop_256(int64_t n) {
+  __m256 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(float(i));
+  const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(0.001f);
+  for (int64_t k = 0; k < n; ++k)
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  alignas(32) float lanes[8];
+  float s = 0;
+  for (int i = 0; i < 12; ++i) {
+    _mm256_store_ps(lanes, acc[i]);
+    for (float f : lanes) s += f;
+  }
+  return s;
+}
+
+void BM_FmaPeak(benchmark::State& state) {
+  const bool wide = __builtin_cpu_supports("avx512f");
+  if (!wide && !__builtin_cpu_supports("fma")) return state.SkipWithError("no FMA instructions");
+  constexpr int64_t kSteps = 1 << 22;
+  for (auto _ : state) benchmark::DoNotOptimize(wide ? fma_loop_512(kSteps) : fma_loop_256(kSteps));
+  const double flops_per_step = 12.0 * (wide ? 16 : 8) * 2;
+  state.counters["GFLOPS"] = benchmark::Counter(double(state.iterations()) * kSteps * flops_per_step * 1e-9,
+                                                benchmark::Counter::kIsRate);
+  state.SetLabel(wide ? "avx512" : "avx2");
+}
+BENCHMARK(BM_FmaPeak)->UseRealTime();
+#endif
 
 // Lowering, rendering and compiling every kernel of one GPT-2 block on a fresh CPU device whose compiler
 // cache is an empty temporary directory (and running them once). Counters: run_ms, a second run of the same
