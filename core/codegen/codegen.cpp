@@ -31,6 +31,7 @@ std::string kernel_name(const Plan& p) {
     switch (c.kind) {
       case AxisKind::Local: name += 'l'; break;
       case AxisKind::GroupReduce: name += 'g'; break;
+      case AxisKind::Split: name += 's'; break;
       case AxisKind::Upcast: name += 'u'; break;
       case AxisKind::Unroll: name += 'r'; break;
       case AxisKind::Global:
@@ -65,8 +66,9 @@ Kernel build(const UOp& ast, const DeviceCaps& caps, const std::vector<Opt>* opt
   k.local_size = l.local_size;
   k.local_bytes = l.local_bytes;
   if (!caps.accurate_transcendentals) l.sink = rewrite_transcendentals(l.sink);
-  // Consecutive accesses come from UPCAST / UNROLL copies; without them the vector pass finds nothing.
-  const bool expanded = plan.has(AxisKind::Upcast) || plan.has(AxisKind::Unroll);
+  // Consecutive accesses come from UPCAST / UNROLL / Split copies; without them the vector pass finds
+  // nothing.
+  const bool expanded = plan.copies() > 1;
   k.uops =
       linearize(caps.vector_widths.empty() || !expanded ? l.sink : vectorize(l.sink, caps.vector_widths));
 

@@ -166,6 +166,33 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
           break;
   }
 
+  // 0b. on a CPU, a reduction read contiguously along a reduce axis and by no output axis (a matrix-vector
+  // product with the matrix row-major, an LSTM's gates, a strided conv's frames): split it into partial
+  // sums in vector lanes (GROUP: Split), two vectors of them for two FMAs in flight; the outputs are then
+  // upcast by step 3.
+  if (cpu_tile && (reduce_op == Op::Add || reduce_op == Op::Max) && !plan.has(AxisKind::Upcast)) {
+    auto contiguous_along = [&](int64_t axis) {
+      bool one = false;
+      for (const LoadInfo& l : loads) {
+        if (!l.strides[size_t(axis)] || (*l.strides[size_t(axis)] != 0 && *l.strides[size_t(axis)] != 1))
+          return false;
+        one |= *l.strides[size_t(axis)] == 1;
+      }
+      return one;
+    };
+    bool column = false;  // some output axis is read contiguously: step 0's tile serves it better
+    for (size_t i : pieces_of(AxisKind::Global))
+      for (const LoadInfo& l : loads) column |= l.strides[size_t(plan.pieces[i].axis)] == 1;
+    for (size_t i : pieces_of(AxisKind::Loop)) {
+      if (column || !contiguous_along(plan.pieces[i].axis)) continue;
+      bool done = false;
+      for (int64_t g : {2 * vw, vw})
+        if (!done && plan.pieces[i].size % g == 0 && plan.pieces[i].size > g)
+          done = try_opt(plan, {OptOp::Group, open_axis(plan, i), g}, caps);
+      if (done) break;
+    }
+  }
+
   // 1. matrix-vector.
   if (caps.has_local && reduce_op == Op::Add && pieces_of(AxisKind::Global).size() == 1 &&
       pieces_of(AxisKind::Loop).size() == 1 && reduce_src && reduce_src.op() == Op::Mul &&
@@ -208,11 +235,11 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
     const size_t last = ls.back();
     const int64_t sz = plan.pieces[last].size;
     const int64_t ax = open_axis(plan, last);
-    if (sz <= 32 && plan.product(AxisKind::Upcast) <= 16)
+    if (sz <= 32 && plan.copies() <= 16)
       try_opt(plan, {OptOp::Unroll, ax, 0}, caps);
-    else if (out_size <= 16 && sz % 16 == 0)
+    else if (out_size <= 16 && sz % 16 == 0 && !plan.has(AxisKind::Split))
       try_opt(plan, {OptOp::Unroll, ax, 16}, caps);
-    else if (sz % 4 == 0 && plan.product(AxisKind::Upcast) < 16)  // 16 accumulators give ILP already
+    else if (sz % 4 == 0 && plan.copies() < 16)  // 16 accumulators give ILP already
       try_opt(plan, {OptOp::Unroll, ax, 4}, caps);
   }
 

@@ -83,7 +83,8 @@ class Lowerer {
           }
           break;
         case AxisKind::Upcast:
-        case AxisKind::Unroll: expanded_.push_back(i); break;
+        case AxisKind::Unroll:
+        case AxisKind::Split: expanded_.push_back(i); break;
       }
     }
     std::vector<UOp> guard;
@@ -144,7 +145,8 @@ class Lowerer {
     std::vector<UOp> sum(n);
     for (size_t i = 0; i < p_.pieces.size(); ++i) {
       const Piece& q = p_.pieces[i];
-      const bool expanded = q.kind == AxisKind::Upcast || q.kind == AxisKind::Unroll;
+      const bool expanded =
+          q.kind == AxisKind::Upcast || q.kind == AxisKind::Unroll || q.kind == AxisKind::Split;
       if (q.size == 1 && !expanded) continue;
       UOp term = expanded ? idx_const(vals[i] * q.stride) : q.stride == 1 ? idx_[i] : idx_[i] * q.stride;
       UOp& s = sum[size_t(q.axis)];
@@ -259,26 +261,33 @@ class Lowerer {
   UOp reduce(const UOp& r, Ctx& c) {
     const Op op = r.arg_as<ReduceArg>().op;
     const UOp identity = reduce_identity(op, r.dtype());
-    // The operand once per combination of the Unroll pieces' values, folded.
+    // One accumulator per combination of the Split pieces' values (a CPU's GROUP), each taking the
+    // operand once per combination of the Unroll pieces' values, folded; the partials are combined after
+    // the loops (vectorize.h packs them into vector accumulators).
     std::vector<int64_t> vals = c.vals;
-    const int64_t n_un = p_.product(AxisKind::Unroll);
-    UOp folded;
-    for (int64_t j = 0; j < n_un; ++j) {
-      set_values(vals, AxisKind::Unroll, j);
-      Ctx& cj = context(vals);
-      UOp x = lower(r.src(0), cj);
-      std::vector<UOp> pads;
-      for (size_t a = 0; a < p_.full_shape.size(); ++a)
-        if (p_.reduced[a] && p_.padded[a] != p_.full_shape[a]) pads.push_back(built(cj).pad_valid[a]);
-      if (!pads.empty()) x = all(pads).where(x, identity);
-      folded = folded ? folded.alu(op, x) : x;
-    }
-    UOp val = folded;
-    if (!ranges_.empty()) {
-      std::vector<UOp> src = {identity};
-      src.insert(src.end(), ranges_.begin(), ranges_.end());
-      UOp acc = UOp::make(Op::DefineReg, r.dtype(), src, next_reg_++);
-      val = UOp::make(Op::Assign, r.dtype(), {acc, acc.alu(op, folded)});
+    const int64_t n_un = p_.product(AxisKind::Unroll), n_split = p_.product(AxisKind::Split);
+    UOp val;
+    for (int64_t s = 0; s < n_split; ++s) {
+      set_values(vals, AxisKind::Split, s);
+      UOp folded;
+      for (int64_t j = 0; j < n_un; ++j) {
+        set_values(vals, AxisKind::Unroll, j);
+        Ctx& cj = context(vals);
+        UOp x = lower(r.src(0), cj);
+        std::vector<UOp> pads;
+        for (size_t a = 0; a < p_.full_shape.size(); ++a)
+          if (p_.reduced[a] && p_.padded[a] != p_.full_shape[a]) pads.push_back(built(cj).pad_valid[a]);
+        if (!pads.empty()) x = all(pads).where(x, identity);
+        folded = folded ? folded.alu(op, x) : x;
+      }
+      UOp part = folded;
+      if (!ranges_.empty()) {
+        std::vector<UOp> src = {identity};
+        src.insert(src.end(), ranges_.begin(), ranges_.end());
+        UOp acc = UOp::make(Op::DefineReg, r.dtype(), src, next_reg_++);
+        part = UOp::make(Op::Assign, r.dtype(), {acc, acc.alu(op, folded)});
+      }
+      val = val ? val.alu(op, part) : part;
     }
     if (groups_.empty()) return val;
 

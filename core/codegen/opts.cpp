@@ -49,6 +49,10 @@ int64_t Plan::product(AxisKind k) const {
   return n;
 }
 
+int64_t Plan::copies() const {
+  return product(AxisKind::Upcast) * product(AxisKind::Unroll) * product(AxisKind::Split);
+}
+
 int64_t Plan::local_bytes() const {
   if (!has(AxisKind::GroupReduce)) return 0;
   return product(AxisKind::Local) * product(AxisKind::GroupReduce) * product(AxisKind::Upcast) * n_reduces *
@@ -112,7 +116,8 @@ void apply_opt(Plan& plan, const Opt& opt, const DeviceCaps& caps) {
     case OptOp::Group:
     case OptOp::GroupTop:
       if (!is_loop) reject(plan, opt, "GROUP on a non-reduce axis");
-      kind = AxisKind::GroupReduce;
+      // Without work-groups the partials are registers of one work-item: the same split, no shared memory.
+      kind = caps.has_local ? AxisKind::GroupReduce : AxisKind::Split;
       break;
     default: reject(plan, opt, "not supported");
   }
@@ -125,8 +130,8 @@ void apply_opt(Plan& plan, const Opt& opt, const DeviceCaps& caps) {
   if (!top) p.stride *= amt;
   plan.pieces.push_back(inner);
 
-  if (kind == AxisKind::Upcast || kind == AxisKind::Unroll) {
-    const int64_t n = plan.product(AxisKind::Upcast) * plan.product(AxisKind::Unroll);
+  if (kind == AxisKind::Upcast || kind == AxisKind::Unroll || kind == AxisKind::Split) {
+    const int64_t n = plan.copies();
     if (n > kMaxUpcast)
       reject(plan, opt, "a work-item would do ", n, " unrolled copies (at most ", kMaxUpcast, ")");
   }
@@ -168,7 +173,7 @@ void fit_loop_limit(Plan& plan, const DeviceCaps& caps) {
       if (plan.pieces[open[k]].kind == AxisKind::Loop && plan.pieces[open[k]].size > 1) axis = int64_t(k);
     const int64_t left = std::max<int64_t>(limit - group, 1);
     const int64_t need = (plan.product(AxisKind::Loop) + left - 1) / left;
-    const int64_t room = kMaxUpcast / (plan.product(AxisKind::Upcast) * plan.product(AxisKind::Unroll));
+    const int64_t room = kMaxUpcast / plan.copies();
     SLUICE_CHECK_IN(Error, "make_kernel", axis >= 0 && need <= room)
         << "kernel " << plan.ast_name << " runs " << total()
         << " loop iterations per work-item, over the device's " << limit << " (max_loop), and unrolling by "

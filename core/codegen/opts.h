@@ -13,16 +13,19 @@
 //   LOCAL     Global  Local         arg work-items of a work-group along a local dimension (lidxN)
 //   GROUP     Loop    GroupReduce   the reduce split across arg work-items; partials in shared memory,
 //   GROUPTOP  Loop    GroupReduce     a barrier, then a final reduction over them
+//             Loop    Split         without work-groups (a CPU): arg partial accumulators in one work-item's
+//                                     registers (vector lanes when the reduce axis is contiguous), summed
+//                                     after the loop
 //   PADTO     any     (none)        the axis padded up to a multiple of arg; padded elements masked
 //
 // opt.axis indexes the open pieces: the Global pieces in order, then the Loop pieces (axis numbers stay
 // valid after a split, since a split piece keeps its place). arg 0 means the piece's whole size (not for
 // PADTO). Rules checked (an invalid action throws OptError naming the action, the rule and the values):
 // - the axis exists and has the kind the action applies to; arg > 1 divides the piece's size;
-// - LOCAL/GROUP need DeviceCaps::has_local; at most 3 local dimensions (Local + GroupReduce pieces); their
+// - LOCAL needs DeviceCaps::has_local; at most 3 local dimensions (Local + GroupReduce pieces); their
 //   product <= max_local_size and each <= local_max; GROUP's shared memory (one slot per work-item, per
 //   output of a work-item, per reduce) fits local_bytes;
-// - UPCAST and UNROLL together expand a work-item at most kMaxUpcast times;
+// - UPCAST, UNROLL and Split together expand a work-item at most kMaxUpcast times;
 // - PADTO applies to an axis not split yet, pads by something, and at most doubles it.
 //
 // Pure values; any thread.
@@ -40,7 +43,7 @@ class OptError : public Error {
   using Error::Error;
 };
 
-enum class AxisKind : uint8_t { Global, Local, Loop, GroupReduce, Upcast, Unroll };
+enum class AxisKind : uint8_t { Global, Local, Loop, GroupReduce, Split, Upcast, Unroll };
 
 struct Piece {
   int64_t axis;    // the axis of F it indexes
@@ -65,6 +68,7 @@ struct Plan {
   std::vector<size_t> open() const;
   int64_t product(AxisKind k) const;  // the product of the sizes of the pieces of one kind
   bool has(AxisKind k) const { return product(k) > 1; }
+  int64_t copies() const;       // the copies of its body a work-item runs: Upcast x Unroll x Split
   int64_t local_bytes() const;  // shared memory GROUP needs
 };
 

@@ -25,11 +25,13 @@ const ActionRow kActions[] = {
     {OptOp::PadTo, {32}},
 };
 
-// What lowering depends on: the pieces (in a canonical order) and the padded sizes.
+// What lowering depends on: the pieces (in a canonical order) and the padded sizes. A piece of size 1
+// indexes nothing, whatever its stride (GROUP and GROUPTOP of a whole axis leave different ones).
 using Signature = std::pair<std::vector<std::tuple<int64_t, int64_t, int64_t, int>>, std::vector<int64_t>>;
 Signature signature(const Plan& p) {
   Signature s{{}, p.padded};
-  for (const Piece& q : p.pieces) s.first.emplace_back(q.axis, q.stride, q.size, int(q.kind));
+  for (const Piece& q : p.pieces)
+    if (q.size > 1) s.first.emplace_back(q.axis, q.stride, q.size, int(q.kind));
   std::sort(s.first.begin(), s.first.end());
   return s;
 }

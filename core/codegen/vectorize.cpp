@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace sluice::codegen {
 namespace {
@@ -83,6 +84,13 @@ class Packer {
     return done_.at(root.get());
   }
 
+  // root is replaced by value, packed apart from any store (a Split reduce's partials): lanes made of
+  // such roots are gathered, not packed again from below.
+  void seed(const UOp& root, const UOp& value) {
+    done_.emplace(root.get(), value);
+    seeded_.insert(root.get());
+  }
+
   UOp pack(const std::vector<UOp>& lanes) {
     std::vector<const UOpNode*> key;
     key.reserve(lanes.size());
@@ -117,6 +125,8 @@ class Packer {
     const DType vt = dtypes::float32.vec(int(w));
     if (l0.dtype() != dtypes::float32) return gather(lanes);
     if (std::all_of(lanes.begin(), lanes.end(), [&](const UOp& l) { return l == l0; })) return gather(lanes);
+    if (std::any_of(lanes.begin(), lanes.end(), [&](const UOp& l) { return seeded_.count(l.get()); }))
+      return gather(lanes);
     if (l0.op() == Op::Load) {  // lane j of one vector load
       UOp v;
       for (size_t j = 0; j < w; ++j) {
@@ -234,7 +244,60 @@ class Packer {
   std::map<std::vector<const UOpNode*>, std::vector<UOp>> relaned_;
   int64_t next_reg_;
   std::unordered_map<const UOpNode*, UOp>& done_;
+  std::unordered_set<const UOpNode*> seeded_;
 };
+
+// The leaves of a tree of one op (the partial accumulators a Split reduce combines after its loops).
+void fold_leaves(const UOp& u, Op op, std::vector<UOp>& out) {
+  if (u.op() == op && u.dtype() == dtypes::float32) {
+    fold_leaves(u.src(0), op, out);
+    fold_leaves(u.src(1), op, out);
+  } else {
+    out.push_back(u);
+  }
+}
+
+// A Split reduce's partials (lower.cpp: accumulators over the same loops, combined by one op after them)
+// become vector accumulators of at most `width` lanes, and the combination a sum of their lanes. Seeded
+// here, since no vector store leads the packer to them.
+void pack_partials(const std::vector<UOp>& topo, int width, Packer& packer) {
+  std::unordered_map<const UOpNode*, bool> inner;  // nodes inside a tree already packed
+  for (size_t t = topo.size(); t-- > 0;) {
+    const UOp& u = topo[t];
+    if ((u.op() != Op::Add && u.op() != Op::Max) || u.dtype() != dtypes::float32 || inner.count(u.get()))
+      continue;
+    std::vector<UOp> leaves;
+    fold_leaves(u, u.op(), leaves);
+    // Four at least: two reductions of one kernel added (sum(a) + sum(b)) are left alone.
+    const bool partials = leaves.size() >= 4 && std::all_of(leaves.begin(), leaves.end(), [&](const UOp& l) {
+                            return l.op() == Op::Assign && l.src(0).op() == Op::DefineReg &&
+                                   std::equal(l.src(0).src().begin(), l.src(0).src().end(),
+                                              leaves[0].src(0).src().begin(), leaves[0].src(0).src().end());
+                          });
+    if (!partials) continue;
+    std::vector<UOp> todo{u};  // mark the tree's inner nodes
+    while (!todo.empty()) {
+      const UOp x = todo.back();
+      todo.pop_back();
+      if (x.op() != u.op() || x.dtype() != dtypes::float32) continue;
+      inner.emplace(x.get(), true);
+      todo.push_back(x.src(0)), todo.push_back(x.src(1));
+    }
+    UOp sum;
+    for (size_t k = 0; k < leaves.size(); k += size_t(width)) {
+      const std::vector<UOp> lanes(leaves.begin() + long(k),
+                                   leaves.begin() + long(std::min(leaves.size(), k + width)));
+      const UOp v = lanes.size() > 1 ? packer.pack(lanes) : packer.fix(lanes[0]);
+      for (size_t j = 0; j < lanes.size(); ++j) {
+        const UOp lane = lanes.size() == 1         ? v
+                         : v.op() == Op::Vectorize ? v.src(j)
+                                                   : UOp::make(Op::Gep, dtypes::float32, {v}, int64_t(j));
+        sum = sum ? sum.alu(u.op(), lane) : lane;
+      }
+    }
+    packer.seed(u, sum);
+  }
+}
 
 }  // namespace
 
@@ -308,6 +371,7 @@ UOp vectorize(const UOp& sink, const std::vector<int>& widths_in) {
     for (const UOp& u : topo)
       if (u.op() == Op::DefineReg) next_reg = std::max(next_reg, u.arg_as<int64_t>() + 1);
     Packer packer(next_reg, done);
+    pack_partials(topo, widths.front(), packer);
     std::vector<UOp> stores;
     for (const UOp& st : sink.src())
       if (std::find(gone.begin(), gone.end(), st) == gone.end()) stores.push_back(packer.fix(st));

@@ -146,6 +146,25 @@ TEST(Heuristic, CpuRaggedColumnsAreUpcastWhole) {
   expect_matches_reference(lin);
 }
 
+TEST(Heuristic, CpuMatrixVectorSplitsTheReductionIntoVectorLanes) {
+  // x @ W^T with W row-major (a PyTorch Linear's weight, batch 1): no output axis is read contiguously, the
+  // reduce axis is; GROUP on a CPU splits it into partial sums (Split pieces) packed into vector
+  // accumulators, combined after the loop.
+  const Tensor x = randf({1, 256}, 23), w = randf({96, 256}, 24);
+  const Tensor y = x.matmul(w.transpose(0, 1));
+  const Kernel k = cpu_kernel(y);
+  const std::vector<int> widths = device_target("CPU").caps.vector_widths;
+  const int64_t vw = *std::max_element(widths.begin(), widths.end());
+  ASSERT_FALSE(k.opts.empty()) << k.str();
+  EXPECT_EQ(k.opts[0], (Opt{O::Group, 1, 2 * vw})) << k.str();
+  EXPECT_GT(count_if(k, Op::DefineReg, true), 0u) << k.str();
+  EXPECT_GT(count_if(k, Op::MulAcc, true), 0u) << k.str();
+  expect_matches_reference(y);
+  // A max over a contiguous row, and a sum whose reduce axis no vector width divides, stay right.
+  expect_matches_reference(randf({64, 320}, 25).max({1}));
+  expect_matches_reference(randf({1, 200}, 26).matmul(randf({40, 200}, 27).transpose(0, 1)));
+}
+
 TEST(Heuristic, CpuOddMatmulMatchesTheReference) {
   // 517 columns take no vector tile: the scalar heuristic path, on sizes no tile divides.
   const Tensor a = randf({131, 129}, 8), b = randf({129, 517}, 9);

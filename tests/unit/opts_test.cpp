@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -93,10 +94,11 @@ void expect_matches(const Tensor& t, const std::vector<float>& got, double tol =
   EXPECT_EQ(bad, 0);
 }
 
-// make_kernel with opts on the CPU caps, run on the CPU device, compared with the reference.
-Kernel check_cpu(const Tensor& t, const std::vector<Opt>& opts) {
+// make_kernel with opts on the CPU caps (plain ones by default: no vector pass), run on the CPU device,
+// compared with the reference.
+Kernel check_cpu(const Tensor& t, const std::vector<Opt>& opts, const DeviceCaps& caps = DeviceCaps{}) {
   const ScheduleItem it = item_of(t);
-  Kernel k = make_kernel(it.ast, DeviceCaps{}, opts);
+  Kernel k = make_kernel(it.ast, caps, opts);
   EXPECT_EQ(k.opts, opts);
   auto r = render::make_cpu_renderer();
   expect_matches(t, run_on(open_device("CPU"), *r, it, k));
@@ -231,7 +233,6 @@ TEST(Opts, InvalidActionsAreRejectedWithTheReason) {
   EXPECT_PRED2(contains, rejection(sum_rows(), {{O::Unroll, 0, 4}}), "applies to reduce axes");
   EXPECT_PRED2(contains, rejection(sum_rows(), {{O::Group, 0, 4}}, gpu_caps()), "GROUP on a non-reduce axis");
   EXPECT_PRED2(contains, rejection(sum_rows(), {{O::Local, 0, 4}}), "no local ids");
-  EXPECT_PRED2(contains, rejection(sum_rows(), {{O::Group, 1, 8}}), "no local ids");
   EXPECT_PRED2(contains, rejection(ew(), {{O::Local, 1, 32}, {O::Local, 0, 16}}, gpu_caps()),
                "512 work-items exceeds the device's 256 (max_local_size)");
   DeviceCaps small = gpu_caps();
@@ -258,6 +259,28 @@ TEST(Opts, KernelOverADeviceLimitFailsNamingIt) {
 
 // LOCAL and GROUP: the structure, OpenCL / CUDA source, and a real run where the CL device is present.
 std::vector<Opt> group_opts() { return {{O::Group, 1, 16}, {O::Local, 0, 4}, {O::Upcast, 0, 2}}; }
+
+TEST(Opts, GroupOnACpuSplitsTheReductionInRegisters) {
+  // No work-groups: GROUP's partials are accumulators of one work-item (Split pieces, 's' in the name),
+  // combined after the loop; no shared memory, no barrier, no local size.
+  Kernel k = check_cpu(sum_rows(), {{O::Group, 1, 8}});
+  EXPECT_EQ(k.name, "r_64_16_8s");
+  EXPECT_EQ(count(k, Op::DefineReg), 8u);
+  EXPECT_EQ(count(k, Op::DefineLocal) + count(k, Op::Barrier), 0u);
+  EXPECT_EQ(k.local_size, (std::array<uint32_t, 3>{1, 1, 1}));
+  check_cpu(sum_rows(), {{O::Upcast, 0, 4}, {O::Group, 1, 16}, {O::Unroll, 1, 2}});
+  check_cpu(sum_rows(), {{O::GroupTop, 1, 4}});
+  check_cpu(sum_rows(), {{O::Group, 1, 0}});  // every iteration its own partial: no loop
+  check_cpu(randf({64, 128}, 9).max({1}), {{O::Group, 1, 16}});
+  // With the CPU target's vector widths the partials of a contiguous reduce axis are vector accumulators.
+  const DeviceCaps cpu = device_target("CPU").caps;
+  Kernel v = check_cpu(matvec(), {{O::Group, 1, 32}, {O::Upcast, 0, 4}}, cpu);
+  EXPECT_GT(std::count_if(v.uops.begin(), v.uops.end(),
+                          [](const UOp& u) { return u.op() == Op::DefineReg && u.dtype().is_vector(); }),
+            0)
+      << v.str();
+  EXPECT_PRED2(contains, rejection(sum_rows(), {{O::Group, 1, 32}, {O::Upcast, 0, 16}}), "unrolled copies");
+}
 
 TEST(Opts, GroupUsesSharedMemoryAndBarriers) {
   Kernel k = make_kernel(item_of(sum_rows()).ast, gpu_caps(), group_opts());

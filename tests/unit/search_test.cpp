@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -107,17 +108,23 @@ TEST(KernelEval, BadInputNamesTheProblem) {
 
 TEST(SearchSpace, EveryCandidateIsOneActionFurtherAndDistinct) {
   const ScheduleItem it = item_of(randf({32, 64}, 1).matmul(randf({64, 48}, 2)));
-  const codegen::DeviceCaps cpu;  // no work-groups: LOCAL and GROUP never apply
+  const codegen::DeviceCaps cpu;  // no work-groups: LOCAL never applies, GROUP splits in registers
   const std::vector<codegen::Candidate> c = codegen::next_candidates(it.ast, cpu, {});
   ASSERT_GT(c.size(), 5u);
   std::vector<std::string> names;
+  bool split = false;
   for (const codegen::Candidate& k : c) {
     ASSERT_EQ(k.opts.size(), 1u);
     EXPECT_NE(k.opts[0].op, OptOp::Local);
-    EXPECT_NE(k.opts[0].op, OptOp::Group);
+    if (k.opts[0].op == OptOp::Group) {
+      EXPECT_NE(k.kernel.name.find('s'), std::string::npos) << k.kernel.name;
+      EXPECT_EQ(k.kernel.local_size, (std::array<uint32_t, 3>{1, 1, 1}));
+      split = true;
+    }
     EXPECT_EQ(k.kernel.opts, k.opts);
-    names.push_back(k.kernel.name);
+    names.push_back(k.kernel.str());  // GROUP and GROUPTOP by one arg share a name, not their uops
   }
+  EXPECT_TRUE(split);
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end()) << "two candidates split alike";
 
