@@ -16,12 +16,16 @@ struct Mlp {
   Tensor forward() const { return (x.matmul(w1) + b1).relu().matmul(w2) + b2; }
 };
 
-struct Cnn {  // 28x28x1 -> conv3x3 32 -> relu -> pool -> conv3x3 64 -> relu -> pool -> linear 10
+// 28x28x1 -> conv3x3 32 -> relu -> pool -> conv3x3 64 -> relu -> pool -> linear 10; the convs unpadded
+// (26 and 11 output columns), or with padding 1 (28 and 14: the model the reference design's figure is for).
+struct Cnn {
+  int64_t pad = 0;
   Tensor x = param({64, 1, 28, 28}), c1 = param({32, 1, 3, 3}), c1b = param({32}), c2 = param({64, 32, 3, 3}),
-         c2b = param({64}), w = param({64 * 5 * 5, 10}), b = param({10});
+         c2b = param({64}), w, b = param({10});
+  explicit Cnn(int64_t padding = 0) : pad(padding), w(param({64 * (5 + 2 * pad) * (5 + 2 * pad), 10})) {}
   Tensor forward() const {
-    Tensor h = x.conv2d(c1, {.bias = c1b}).relu().max_pool2d();
-    h = h.conv2d(c2, {.bias = c2b}).relu().max_pool2d();
+    Tensor h = x.conv2d(c1, {.bias = c1b, .padding = {pad}}).relu().max_pool2d();
+    h = h.conv2d(c2, {.bias = c2b, .padding = {pad}}).relu().max_pool2d();
     return h.flatten(1).matmul(w) + b;
   }
 };
