@@ -15,7 +15,8 @@ namespace {
 namespace pk = hcq::packet;
 
 constexpr uint8_t kPad = pk::kFirstBackendOp, kRetire = pk::kFirstBackendOp + 1;
-constexpr uint64_t kRingWords = uint64_t(1) << 16;  // 512 KiB: thousands of kernel launches in flight
+constexpr uint64_t kRingWords = uint64_t(1) << 16;   // 512 KiB: thousands of kernel launches in flight
+constexpr uint64_t kPublishWords = kRingWords / 16;  // the CP gives consumed words back at least this often
 // A CP blocked on a signal wakes this often to see whether its device is being destroyed.
 constexpr auto kWaitSlice = std::chrono::milliseconds(20);
 constexpr auto kForever = hcq::Clock::time_point::max();
@@ -72,11 +73,15 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     QueueStatus s;
     {
       std::lock_guard lk(wait_mu_);  // Waiting comes with its signal
-      s.phase = QueueStatus::Phase(phase_.load());
+      // Acquire: once it reads an exec's Running, the loads below see that exec's fields or a later
+      // exec's, never an earlier one's (run_exec): the hang rule never times a kernel from a stale start.
+      s.phase = QueueStatus::Phase(phase_.load(std::memory_order_acquire));
       s.signal = wait_signal_;
       s.value = wait_value_;
     }
-    if (const hcq::Program* p = program_.load()) s.kernels = "'" + p->name() + "'";
+    // Only a running exec's program is known to be alive: the last one of an idle queue may be gone.
+    if (s.phase == QueueStatus::Running)
+      if (const hcq::Program* p = program_.load(std::memory_order_acquire)) s.kernels = "'" + p->name() + "'";
     s.since_ns = since_ns_.load();
     s.progress_ns = progress_ns_.load();
     s.parts_done = parts_done_.load();
@@ -87,6 +92,8 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   bool abandon(uint64_t token) {
     uint64_t expect = token;
+    // Taking the token from the running exec (which it released after its program_ and exec_at_) also
+    // acquires those, and the CP writes neither again: its own exchange of the token now fails.
     if (!(token & 1) || !token_.compare_exchange_strong(expect, kAbandoned)) return false;
     keepalive_ = library(*program_.load());
     abandoned_.store(true, std::memory_order_seq_cst);
@@ -173,14 +180,25 @@ class Engine final : public std::enable_shared_from_this<Engine> {
         if (!execute(p, rp)) return;            // abandoned
         if (names_signal(p[0])) held(rp) = {};  // before the producer may reuse the slot
         rp += pk::words(p[0]);
-        consumed_.store(rp);
+        if (rp == end || rp - published_ >= kPublishWords) publish(rp);
       }
     }
   }
 
-  // Blocks until s >= v or s failed; false if the device is destroyed first.
-  bool block_on(const hcq::SignalRef& s, uint64_t v) {
+  // Gives the ring up to rp back to the producer. Not after every packet: a Counter's store wakes every
+  // sleeper in its bucket (hcq/counter.cpp), and where an idle queue's CP sleeps on a counter that shares
+  // consumed_'s bucket, a store per packet made a graph replay of tiny kernels 3-5x slower. The CP
+  // publishes when it has run everything up to the doorbell, every kPublishWords, and before anything
+  // that may take long (a blocking wait, a copy, a kernel it splits), so only tiny kernels hold up a
+  // producer that waits for room.
+  void publish(uint64_t rp) {
+    if (rp > published_) consumed_.store(published_ = rp);
+  }
+
+  // Blocks until s >= v or s failed; false if the device is destroyed first. The packet at rp blocks.
+  bool block_on(const hcq::SignalRef& s, uint64_t v, uint64_t rp) {
     if (s.value() >= v || s.failed()) return true;
+    publish(rp);
     waiting(s, v);
     bool ok = false;
     while (!(ok = s.wait_until(v, hcq::Clock::now() + kWaitSlice)) && !stop_.load()) {}
@@ -211,7 +229,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       case pk::Wait: {
         if (failing_) break;
         const hcq::SignalRef& s = held(rp);
-        if (!block_on(s, p[2]))
+        if (!block_on(s, p[2], rp))
           fail_submission("[~Device] " + cfg_.device + " was destroyed while " + cfg_.name +
                           " waited for signal '" + s.name() + "' to reach " + std::to_string(p[2]));
         else if (s.failed())
@@ -233,6 +251,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
         break;
       case pk::Copy:
         if (!failing_) {
+          publish(rp);
           uint64_t t0 = hcq::now_ns();
           std::memcpy(pk::ptr<void>(p[1]), pk::ptr<const void>(p[2]), p[3]);
           record("copy", t0, p[3], hcq::Transfer::DeviceToDevice);
@@ -245,7 +264,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       case kRetire: {
         // Even a skipped submission retires: the timeline says "done with", not "succeeded".
         auto& timeline = *pk::ptr<hcq::Signal>(p[1]);
-        block_on(timeline.ref(), p[2] - 1);
+        block_on(timeline.ref(), p[2] - 1, rp);
         for (hcq::ProfileRecord& r : records_) {  // before the timeline says they are done
           r.submission = p[2];
           cfg_.profile(std::move(r));
@@ -277,26 +296,32 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     const int n = whole ? 1 : int(std::min<uint64_t>(workers_.size() + 1, e.global.count()));
     uint64_t parts = 1;
     while (!whole && parts * 2 <= std::min<uint64_t>(kMaxParts, e.global.count() / uint64_t(n))) parts *= 2;
+    if (!whole) publish(rp);
     const uint64_t token = (++exec_seq_ << 1) | 1, t0 = hcq::now_ns();
-    program_.store(e.program);
-    since_ns_.store(t0);
-    progress_ns_.store(t0);
-    parts_done_.store(0);
-    parts_.store(parts * uint64_t(n));
-    exec_at_.store(rp);
-    token_.store(token);
-    phase_.store(QueueStatus::Running);
+    // The exec's status, for status() and abandon() on other threads. Not sequentially consistent: this
+    // thread is their only writer, and such a store costs a full fence, several per tiny kernel. The
+    // orders that matter: token_ and phase_ are releases, so a reader that sees this exec's token
+    // (abandon()) or its Running (status(), which reads the program's name only then) sees the fields
+    // stored before them too.
+    program_.store(e.program, std::memory_order_release);
+    since_ns_.store(t0, std::memory_order_relaxed);
+    progress_ns_.store(t0, std::memory_order_relaxed);
+    parts_done_.store(0, std::memory_order_relaxed);
+    parts_.store(parts * uint64_t(n), std::memory_order_relaxed);
+    exec_at_.store(rp, std::memory_order_relaxed);
+    token_.store(token, std::memory_order_release);
+    phase_.store(QueueStatus::Running, std::memory_order_release);
 
     job_ = Job{kernel_entry(*e.program), bufs_.data(), vars_.data(), launch, n, parts};
     for (int i = 1; i < n; ++i) workers_[i - 1]->go.add(1);
-    run_share(job_, 0);
     // This core's share times the cores, per work-group.
-    cost.store(double(hcq::now_ns() - t0) * n / double(e.global.count()), std::memory_order_relaxed);
+    cost.store(double(run_share(job_, 0, t0) - t0) * n / double(e.global.count()), std::memory_order_relaxed);
     if (n > 1) done_.wait_until(jobs_given_ += n - 1, kForever);
 
+    // Against abandon(): exactly one of the two exchanges of this token succeeds.
     uint64_t expect = token;
     if (!token_.compare_exchange_strong(expect, token - 1)) return false;  // abandoned while it ran
-    phase_.store(QueueStatus::Idle);
+    phase_.store(QueueStatus::Idle, std::memory_order_release);
     record(e.program->name(), t0, 0, hcq::Transfer::None);
     return true;
   }
@@ -306,7 +331,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     for (uint64_t seen = 1;; ++seen) {
       if (!w.go.wait_until(seen, kForever, &stop_)) return;
       Job job = job_;  // published by the CP's increment of `go`
-      run_share(job, i + 1);
+      run_share(job, i + 1, hcq::now_ns());
       done_.add(1);
     }
   }
@@ -314,17 +339,21 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   // Core `core`'s share of the grid, as parts of the ABI's finer split (program.h): with P parts per core,
   // part j of core c is share c*P+j of n_cores*P, and m aligned consecutive parts are one share of
   // n_cores*P/m. Progress is counted after each call, so a kernel that still completes parts is slow, not
-  // stuck (device.cpp's explain_stall).
-  void run_share(const Job& job, int core) {
+  // stuck (device.cpp's explain_stall). Starts at t0 (the caller read the clock: a read costs as much as a
+  // tiny kernel) and returns when its last part finished.
+  uint64_t run_share(const Job& job, int core, uint64_t t0) {
     const uint64_t per = job.parts, total = per * uint64_t(job.n_cores);
-    uint64_t m = 1, t0 = hcq::now_ns();
+    uint64_t m = 1;
     for (uint64_t j = 0; j < per;) {
       while (j % m != 0 || j + m > per) m /= 2;
       job.fn(job.bufs, job.vars, job.launch, int((uint64_t(core) * per + j) / m), int(total / m));
       j += m;
       const uint64_t t = hcq::now_ns();
-      parts_done_.fetch_add(m, std::memory_order_relaxed);
-      progress_ns_.store(t, std::memory_order_relaxed);
+      // A lone core's last part ends the exec at once: nobody needs its progress.
+      if (job.n_cores > 1 || j < per) {
+        parts_done_.fetch_add(m, std::memory_order_relaxed);
+        progress_ns_.store(t, std::memory_order_relaxed);
+      }
       if (t - t0 < kPartTime) {
         m *= 2;
       } else if (t - t0 > 4 * kPartTime && m > 1) {
@@ -332,6 +361,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       }
       t0 = t;
     }
+    return t0;
   }
 
   // Held until the submission retires, when its timeline value is known.
@@ -360,6 +390,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   std::atomic<uint64_t> progress_ns_{0}, parts_done_{0}, parts_{0};
 
   // CP-only state.
+  uint64_t published_ = 0;  // consumed_'s value (publish())
   uint64_t exec_seq_ = 0, jobs_given_ = 0;
   bool failing_ = false;  // a wait in this submission failed: skip to its Retire
   std::string error_;

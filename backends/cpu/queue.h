@@ -7,8 +7,9 @@
 // the ring's end so that no packet wraps) and Retire (ends a submission: waits until the device timeline
 // reaches value-1, then writes value; this keeps the timeline in order across the device's queues while
 // their work overlaps). The producer writes packets at its write pointer and rings the doorbell (publishes
-// the pointer); the CP reads up to the doorbell and publishes its read pointer after each packet. The
-// producer blocks only when the ring is full; the CP spins briefly, then sleeps, when it is empty.
+// the pointer); the CP reads up to the doorbell and publishes its read pointer when it gets there, every
+// sixteenth of the ring, and before a packet that may take long (queue.cpp: publish). The producer blocks
+// only when the ring is full; the CP spins briefly, then sleeps, when it is empty.
 //
 // Kernels: an exec runs on min(pool size, work-groups) cores at once, the CP being core 0 (program.h has
 // the ABI), except a launch that the program's last run predicts under 20 us of CPU time: that one runs
