@@ -46,6 +46,7 @@ row() {
   printf '%-4s %-7s %8s %12.3f %12.3f %7.2fx\n' "$1" "$2" "$device" "$3" "$4" "$(echo "$3 / $4" | bc -l)"
   printf '{"model":"%s","threads":%s,"device":"%s","sluice_ms":%s,"ort_ms":%s}\n' "$1" "$2" "$device" "$3" "$4" >> "$json"
 }
+[[ $json == /dev/null ]] || : > "$json"  # this run's rows only
 printf '%-4s %-7s %8s %12s %12s %8s\n' model threads device "sluice ms" "ORT ms" ratio
 for row in "${MODELS[@]}"; do
   read -r name file dims shape <<< "$row"
@@ -91,13 +92,19 @@ with wave.open(sys.argv[1] + ".wav", "wb") as w:
     w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
     w.writeframes(struct.pack("<%dh" % n, *(int(max(-1.0, min(1.0, v)) * 32767) for v in x)))
 PY
+# One round of both sides for t threads; false (the error on stderr) if either fails.
+vad_round() {
+  local out
+  out=$(SLUICE_CACHE_DIR="$tmp/cache-vad" SLUICE_CPU_THREADS=$1 $sluice vad "$tmp/clip.wav" --model "$V" \
+    --device "$device" --json) || return 1
+  field 'j.chunk_ms.median' <<< "$out" >> "$tmp/s"
+  env -u OPENBLAS_CORETYPE node tests/models/ort_vad.js "$V" "$tmp/clip.npy" "$tmp/ort_vad.json" --threads "$1" \
+    || return 1
+  field 'j.median_ms' < "$tmp/ort_vad.json" >> "$tmp/o"
+}
 for t in $threads; do
   : > "$tmp/s" && : > "$tmp/o"
-  for ((r = 0; r < rounds; r++)); do
-    SLUICE_CACHE_DIR="$tmp/cache-vad" SLUICE_CPU_THREADS=$t $sluice vad "$tmp/clip.wav" --model "$V" \
-      --device "$device" --json | field 'j.chunk_ms.median' >> "$tmp/s"
-    env -u OPENBLAS_CORETYPE node tests/models/ort_vad.js "$V" "$tmp/clip.npy" "$tmp/ort_vad.json" --threads "$t"
-    field 'j.median_ms' < "$tmp/ort_vad.json" >> "$tmp/o"
-  done
-  row vad "$t" "$(median < "$tmp/s")" "$(median < "$tmp/o")"
+  ok=1
+  for ((r = 0; r < rounds; r++)); do vad_round "$t" || { ok=0; break; }; done
+  if ((ok)); then row vad "$t" "$(median < "$tmp/s")" "$(median < "$tmp/o")"; else echo "     vad failed on $device"; fi
 done

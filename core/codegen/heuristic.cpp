@@ -166,11 +166,12 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
           break;
   }
 
-  // 0b. on a CPU, a reduction read contiguously along a reduce axis and by no output axis (a matrix-vector
-  // product with the matrix row-major, an LSTM's gates, a strided conv's frames): split it into partial
-  // sums in vector lanes (GROUP: Split), two vectors of them for two FMAs in flight; the outputs are then
-  // upcast by step 3.
-  if (cpu_tile && (reduce_op == Op::Add || reduce_op == Op::Max) && !plan.has(AxisKind::Upcast)) {
+  // 0b. on a CPU, a float32 sum read contiguously along a reduce axis and by no output axis (a
+  // matrix-vector product with the matrix row-major, an LSTM's gates): split it into partial sums in vector
+  // lanes (GROUP: Split), two vectors of them for two FMAs in flight; the outputs are then upcast by step 3.
+  // Only float32 sums: the vector pass packs their partials; others would stay scalar registers.
+  if (cpu_tile && reduce_op == Op::Add && reduce_src && reduce_src.dtype() == dtypes::float32 &&
+      !plan.has(AxisKind::Upcast)) {
     auto contiguous_along = [&](int64_t axis) {
       bool one = false;
       for (const LoadInfo& l : loads) {

@@ -53,7 +53,7 @@ UOp all(const std::vector<UOp>& conds) {
 class Lowerer {
  public:
   Lowerer(const Plan& plan, const DeviceCaps& caps, DType idx_dt) : p_(plan), idx_dt_(idx_dt) {
-    // Global pieces onto launch dimensions; the others get their ids, loops or (Upcast/Unroll) values.
+    // Global pieces onto launch dimensions; the others get their ids, loops or (Upcast/Unroll/Split) values.
     Shape gshape;
     for (const Piece& q : p_.pieces)
       if (q.kind == AxisKind::Global) gshape.push_back(q.size);
@@ -116,7 +116,7 @@ class Lowerer {
     std::vector<UOp> full_idx;   // per axis of F
     std::vector<UOp> pad_valid;  // per axis of F: index < size where padded (null otherwise)
     bool built = false;          // full_idx and pad_valid are set
-    std::vector<int64_t> vals;   // per piece: the value of Upcast/Unroll pieces
+    std::vector<int64_t> vals;   // per piece: the value of Upcast/Unroll/Split pieces
     std::unordered_map<const UOpNode*, UOp> memo;
   };
 
@@ -165,7 +165,7 @@ class Lowerer {
   // The index and validity of a VIEW. A size-1 axis reads index 0, which makes one index list serve both
   // the F-shaped views below a reduce and the O-shaped ones above it.
   std::pair<UOp, UOp> indexed(const UOp& view, Ctx& c) {
-    // Only the base context (every Upcast/Unroll value 0) indexes the view in full; another context adds
+    // Only the base context (every expanded value 0) indexes the view in full; another context adds
     // its values times the view's strides when those are plain numbers on unmasked, unpadded axes (the
     // common case, and what keeps lowering fast when a work-item is expanded many times).
     const ShapeTracker& st = st_of(view);
@@ -333,11 +333,11 @@ class Lowerer {
 
   const Plan& p_;
   const DType idx_dt_;            // of every index value (index_dtype)
-  std::vector<UOp> idx_;          // per piece: its id, loop or null (Upcast/Unroll)
+  std::vector<UOp> idx_;          // per piece: its id, loop or null (Upcast/Unroll/Split)
   std::vector<UOp> ranges_;       // the Loop pieces' RANGEs
   std::vector<size_t> lids_;      // pieces with a local id, in lidx order
   std::vector<size_t> groups_;    // GroupReduce pieces of size > 1
-  std::vector<size_t> expanded_;  // Upcast and Unroll pieces
+  std::vector<size_t> expanded_;  // Upcast, Unroll and Split pieces
   UOp store_guard_;
   std::map<std::vector<int64_t>, Ctx> ctxs_;
   struct ViewInfo {

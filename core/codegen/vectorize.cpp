@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/codegen/opts.h"
+
 namespace sluice::codegen {
 namespace {
 
@@ -247,40 +249,51 @@ class Packer {
   std::unordered_set<const UOpNode*> seeded_;
 };
 
-// The leaves of a tree of one op (the partial accumulators a Split reduce combines after its loops).
-void fold_leaves(const UOp& u, Op op, std::vector<UOp>& out) {
-  if (u.op() == op && u.dtype() == dtypes::float32) {
-    fold_leaves(u.src(0), op, out);
-    fold_leaves(u.src(1), op, out);
-  } else {
-    out.push_back(u);
+// The partial accumulators a tree of float32 ADDs combines (a Split reduce, after its loops: lower.cpp), in
+// order; empty unless there are 4 or more (two reductions of one kernel added are left alone), at most
+// kMaxUpcast, and every leaf is one, over the same loops as the others. Iterative, and it looks at both
+// operands of a node before going deeper, so a sum chain with another leaf at each level stops at once:
+// such chains can be deeper than a thread's stack.
+std::vector<UOp> partials_of(const UOp& root) {
+  auto add = [](const UOp& x) { return x.op() == Op::Add && x.dtype() == dtypes::float32; };
+  UOp reg;  // the first partial's accumulator
+  auto partial = [&](const UOp& l) {
+    if (l.op() != Op::Assign || l.src(0).op() != Op::DefineReg) return false;
+    if (!reg) reg = l.src(0);
+    return std::equal(l.src(0).src().begin(), l.src(0).src().end(), reg.src().begin(), reg.src().end());
+  };
+  std::vector<UOp> leaves, todo{root};
+  while (!todo.empty()) {
+    const UOp x = todo.back();
+    todo.pop_back();
+    if (!add(x)) {  // checked with its parent
+      leaves.push_back(x);
+      continue;
+    }
+    for (const UOp& o : x.src())
+      if (!add(o) && !partial(o)) return {};
+    if (leaves.size() + todo.size() + 2 > size_t(kMaxUpcast)) return {};
+    todo.push_back(x.src(1));
+    todo.push_back(x.src(0));
   }
+  return leaves.size() >= 4 ? leaves : std::vector<UOp>{};
 }
 
-// A Split reduce's partials (lower.cpp: accumulators over the same loops, combined by one op after them)
-// become vector accumulators of at most `width` lanes, and the combination a sum of their lanes. Seeded
-// here, since no vector store leads the packer to them.
+// A Split reduce's partials become vector accumulators of at most `width` lanes, and their combination a
+// sum of the lanes. Seeded here, since no vector store leads the packer to them.
 void pack_partials(const std::vector<UOp>& topo, int width, Packer& packer) {
-  std::unordered_map<const UOpNode*, bool> inner;  // nodes inside a tree already packed
+  std::unordered_set<const UOpNode*> inner;  // nodes inside a tree already packed
   for (size_t t = topo.size(); t-- > 0;) {
     const UOp& u = topo[t];
-    if ((u.op() != Op::Add && u.op() != Op::Max) || u.dtype() != dtypes::float32 || inner.count(u.get()))
-      continue;
-    std::vector<UOp> leaves;
-    fold_leaves(u, u.op(), leaves);
-    // Four at least: two reductions of one kernel added (sum(a) + sum(b)) are left alone.
-    const bool partials = leaves.size() >= 4 && std::all_of(leaves.begin(), leaves.end(), [&](const UOp& l) {
-                            return l.op() == Op::Assign && l.src(0).op() == Op::DefineReg &&
-                                   std::equal(l.src(0).src().begin(), l.src(0).src().end(),
-                                              leaves[0].src(0).src().begin(), leaves[0].src(0).src().end());
-                          });
-    if (!partials) continue;
+    if (u.op() != Op::Add || u.dtype() != dtypes::float32 || inner.count(u.get())) continue;
+    const std::vector<UOp> leaves = partials_of(u);
+    if (leaves.empty()) continue;
     std::vector<UOp> todo{u};  // mark the tree's inner nodes
     while (!todo.empty()) {
       const UOp x = todo.back();
       todo.pop_back();
       if (x.op() != u.op() || x.dtype() != dtypes::float32) continue;
-      inner.emplace(x.get(), true);
+      inner.insert(x.get());
       todo.push_back(x.src(0)), todo.push_back(x.src(1));
     }
     UOp sum;

@@ -17,6 +17,8 @@
 //                   SIN, SQRT, TRUNC)                                          per lane: cstyle.h)
 //   ASSIGN(acc_i, x_i), acc_i DEFINE_REG     ASSIGN(acc, x), acc one vector DEFINE_REG
 //   anything else                            VECTORIZE(lanes)                  (a gather)
+// A Split reduce's partial accumulators (GROUP on a CPU, lower.cpp), combined by a sum after their loops,
+// are packed the same way, seeded from that sum (no vector store leads to them); the sum adds the lanes.
 #include <vector>
 
 #include "core/ir/uop.h"

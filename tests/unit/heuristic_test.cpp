@@ -160,7 +160,8 @@ TEST(Heuristic, CpuMatrixVectorSplitsTheReductionIntoVectorLanes) {
   EXPECT_GT(count_if(k, Op::DefineReg, true), 0u) << k.str();
   EXPECT_GT(count_if(k, Op::MulAcc, true), 0u) << k.str();
   expect_matches_reference(y);
-  // A max over a contiguous row, and a sum whose reduce axis no vector width divides, stay right.
+  // A max over a contiguous row (not split), and a sum whose reduce axis no vector width divides, stay
+  // right.
   expect_matches_reference(randf({64, 320}, 25).max({1}));
   expect_matches_reference(randf({1, 200}, 26).matmul(randf({40, 200}, 27).transpose(0, 1)));
 }

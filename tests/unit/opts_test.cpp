@@ -279,6 +279,11 @@ TEST(Opts, GroupOnACpuSplitsTheReductionInRegisters) {
                           [](const UOp& u) { return u.op() == Op::DefineReg && u.dtype().is_vector(); }),
             0)
       << v.str();
+  check_cpu(sum_rows(), {{O::Group, 1, 16}, {O::Unroll, 1, 2}}, cpu);
+  check_cpu(sum_rows(), {{O::GroupTop, 1, 16}}, cpu);
+  check_cpu(randf({64, 120}, 10).sum({1}), {{O::PadTo, 1, 32}, {O::Group, 1, 16}}, cpu);
+  const Tensor x = randf({64, 128}, 11);
+  check_cpu((x * x).sum({1}) + x.sum({1}), {{O::Group, 1, 16}}, cpu);  // two reductions' partials
   EXPECT_PRED2(contains, rejection(sum_rows(), {{O::Group, 1, 32}, {O::Upcast, 0, 16}}), "unrolled copies");
 }
 
