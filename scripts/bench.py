@@ -60,14 +60,21 @@ print(12 * n / statistics.median(ts) / 1e9)
 """
 
 
-def numpy_add_gbs():
-    """numpy's add bandwidth (GB/s) from the first python3 that has numpy (the system one has it)."""
+def peer_python(code):
+    """The output of `code` from the first python3 that runs it (the one on PATH, else the system one,
+    where Debian's numpy and torch live), as realize_bench's PyTorch side picks it; None if neither does."""
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
     for py in ("python3", "/usr/bin/python3"):
-        r = subprocess.run([py, "-c", NUMPY_ADD], env=env, capture_output=True, text=True)
+        r = subprocess.run([py, "-c", code], env=env, capture_output=True, text=True)
         if r.returncode == 0:
-            return float(r.stdout)
+            return r.stdout
     return None
+
+
+def numpy_add_gbs():
+    """numpy's add bandwidth (GB/s)."""
+    out = peer_python(NUMPY_ADD)
+    return float(out) if out else None
 
 
 class Figures:

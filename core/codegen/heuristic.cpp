@@ -79,8 +79,8 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
                          ? 0
                          : *std::max_element(caps.vector_widths.begin(), caps.vector_widths.end());
   const bool cpu_tile = !caps.has_local && vw >= 8;
-  if (cpu_tile && reduce_op == Op::Add && !pieces_of(AxisKind::Loop).empty() && !stores.empty() &&
-      stores.size() == ast.num_src()) {
+  // (contiguous_out below also requires every store to be an output-shaped float32 one.)
+  if (cpu_tile && reduce_op == Op::Add && !pieces_of(AxisKind::Loop).empty()) {
     auto stride_is = [](const std::vector<LoadInfo>& ls, int64_t axis, int64_t v) {
       for (const LoadInfo& l : ls)
         if (l.strides[size_t(axis)] && *l.strides[size_t(axis)] == v) return true;

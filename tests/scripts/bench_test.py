@@ -57,9 +57,8 @@ def test_a_zero_or_missing_sample_is_no_figure():
 
 
 def have(module):
-    """Whether a peer's module is there for bench.py (the first python3 on PATH, else the system one)."""
-    return any(subprocess.run([py, "-c", "import " + module], capture_output=True).returncode == 0
-               for py in ("python3", "/usr/bin/python3"))
+    """Whether a peer's module is there for bench.py."""
+    return bench.peer_python("import " + module) is not None
 
 
 def run(*args):
