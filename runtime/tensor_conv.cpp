@@ -81,10 +81,20 @@ Shape phase_taps(const Tensor& weight, const Shape& s) {
 }
 
 // (bs, C, *P) padded input -> (bs, C * prod(s), *n), n = out + ceil(k/s) - 1 positions per phase.
+// With positions at most 1/16 of the channels (a short signal cut into long frames: an STFT), the copy
+// is laid out channels last, so the reduction over the channels reads the input contiguously, as it reads
+// the weight (whose phases stay at stride 1): Silero VAD's STFT went 73 -> 10 us on a CPU. Else channels
+// first, so output rows read it contiguously (a 1/32-scale map of 660 positions and 960 phases lost 10%
+// channels last).
 Tensor space_to_depth(const Tensor& x, const Tensor& weight, const Shape& s) {
   Shape n = phase_taps(weight, s);
   for (size_t j = 0; j < s.size(); j++) n[j] += (x.shape()[2 + j] - weight.shape()[2 + j]) / s[j];
-  return phases(x, n, s).contiguous();
+  Tensor p = phases(x, n, s);
+  if (prod(n) * 16 > p.shape()[1]) return p.contiguous();
+  Shape last{0}, back{0, int64_t(s.size()) + 1};
+  for (size_t j = 0; j < s.size(); j++) last.push_back(int64_t(2 + j)), back.push_back(int64_t(1 + j));
+  last.push_back(1);
+  return p.permute(last).contiguous().permute(back);
 }
 
 // (cout, cin, *k) -> (cout, cin * prod(s), *ceil(k / s)), channels ordered as space_to_depth's.

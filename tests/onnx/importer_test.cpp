@@ -421,6 +421,44 @@ TEST(OnnxModel, AStateFedBackThroughReplaysStaysCorrect) {
   EXPECT_EQ(h.to_vector<float>(), (std::vector<float>{243, 486, 729, 972}));
 }
 
+// A scalar exponent the model fixes is read on the host: x ** 2 and x ** 3 multiply (exactly, as C's
+// pow rounds them), x ** 0.5 is a square root; a negative base keeps its sign under an odd power. The same
+// exponent as a graph input takes the general exp2/log2 path and agrees to float rounding.
+TEST(OnnxModel, PowByAnInitializerExponentMultipliesExactly) {
+  std::vector<float> xs;
+  for (int i = 0; i < 64; ++i) xs.push_back(-3.3f + 0.1037f * float(i));
+  for (float e : {2.0f, 3.0f, 0.5f}) {
+    ModelBuilder mb;
+    auto g = mb.graph();
+    g.input("x", P::FLOAT, {64});
+    g.floats("e", {e}, {});
+    g.node("Pow", {"x", "e"}, {"y"});
+    g.output("y", P::FLOAT, {64});
+    Model m = Model::from_bytes(mb.bytes(), "pow.onnx", "", {.device = kDev});
+    std::vector<float> got = m.run({{"x", floats(xs, {64})}}).at(0).tensor().to_vector<float>();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float x = xs[i];
+      if (e == 0.5f) {
+        if (x < 0)
+          EXPECT_TRUE(std::isnan(got[i])) << x;
+        else
+          EXPECT_EQ(got[i], std::sqrt(x)) << x;
+      } else {
+        EXPECT_EQ(got[i], e == 2.0f ? x * x : x * x * x) << x << " ** " << e;
+      }
+    }
+  }
+  ModelBuilder mb;
+  auto g = mb.graph();
+  g.input("x", P::FLOAT, {64}).input("e", P::FLOAT, {});
+  g.node("Pow", {"x", "e"}, {"y"});
+  g.output("y", P::FLOAT, {64});
+  Model m = Model::from_bytes(mb.bytes(), "pow.onnx", "", {.device = kDev});
+  std::vector<float> got =
+      m.run({{"x", floats(xs, {64})}, {"e", floats({3.0f}, {})}}).at(0).tensor().to_vector<float>();
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(got[i], xs[i] * xs[i] * xs[i], 1e-5 * 36) << xs[i];
+}
+
 // ---------------------------------------------------------------- attribute defaults per opset
 
 void expect_values(const Value& v, const std::vector<double>& want, const Shape& shape) {

@@ -166,6 +166,20 @@ TEST(Heuristic, CpuMatrixVectorSplitsTheReductionIntoVectorLanes) {
   expect_matches_reference(randf({1, 200}, 26).matmul(randf({40, 200}, 27).transpose(0, 1)));
 }
 
+TEST(Heuristic, CpuStftConvSplitsItsReductionOverPhases) {
+  // An STFT as a strided conv1d (258 filters of 256 taps, hop 128, 4 frames: Silero VAD's): its phase copy
+  // is laid out channels last (runtime/tensor_conv.cpp), so the reduction over the 128 phases reads input
+  // and weight contiguously and takes the partial sums in vector lanes, as a matrix-vector product does.
+  const Tensor x = randf({1, 1, 640}, 28), w = randf({258, 1, 256}, 29);
+  const Tensor y = x.conv2d(w, {.stride = {128}});
+  const Kernel k = cpu_kernel(y);
+  bool group = false;
+  for (const Opt& o : k.opts) group |= o.op == O::Group;
+  EXPECT_TRUE(group) << k.str();
+  EXPECT_GT(count_if(k, Op::MulAcc, true), 0u) << k.str();
+  expect_matches_reference(y);
+}
+
 TEST(Heuristic, CpuOddMatmulMatchesTheReference) {
   // 517 columns take no vector tile: the scalar heuristic path, on sizes no tile divides.
   const Tensor a = randf({131, 129}, 8), b = randf({129, 517}, 9);
