@@ -53,12 +53,13 @@ TEST(Heuristic, CpuMatmulGetsARegisterTile) {
   const Tensor a = Tensor::empty({1024, 1024}, dtypes::float32, "CPU");
   const Tensor b = Tensor::empty({1024, 1024}, dtypes::float32, "CPU");
   const Kernel k = cpu_kernel(a.matmul(b));
-  // By 4 rows per work-group, as many columns as fill half the registers with accumulators: 64 (4 vectors
-  // of 16) with AVX-512's 32 registers, 16 (2 vectors of 8) with AVX2's 16. The reduce loop stays rolled.
+  // Half the registers hold accumulators, the tallest tile first: with AVX-512's 32, 8 rows of 2 vectors
+  // of 16 (each reduction step loads 2 column vectors for 16 FMAs); with AVX2's 16, 4 rows of 2 vectors
+  // of 8. The reduce loop stays rolled.
   const std::vector<int> widths = device_target("CPU").caps.vector_widths;
   const int64_t vw = *std::max_element(widths.begin(), widths.end());
-  const int64_t cols = vw == 16 ? 64 : 2 * vw, vectors = 4 * cols / vw;
-  EXPECT_EQ(k.opts, (std::vector<Opt>{{O::Upcast, 1, cols}, {O::Upcast, 0, 4}})) << k.str();
+  const int64_t rows = vw == 16 ? 8 : 4, cols = 2 * vw, vectors = rows * cols / vw;
+  EXPECT_EQ(k.opts, (std::vector<Opt>{{O::Upcast, 1, cols}, {O::Upcast, 0, rows}})) << k.str();
   EXPECT_EQ(count_if(k, Op::DefineReg, true), size_t(vectors)) << k.str();  // rows x column vectors
   EXPECT_EQ(count_if(k, Op::DefineReg, false), 0u) << k.str();
   EXPECT_EQ(count_if(k, Op::MulAcc, true), size_t(vectors)) << k.str();  // one vector FMA per accumulator
