@@ -96,11 +96,20 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
     std::optional<size_t> col, row;
     for (size_t i : pieces_of(AxisKind::Global))
       if (!col && plan.pieces[i].size % vw == 0 && col_ok(plan.pieces[i])) col = i;
+    // Ragged columns are upcast by `width` lanes: the whole axis when it fits two vectors, else its largest
+    // divisor between one and two vectors (a 6625-class linear layer: 25 = 16 + 8 + 1 lanes).
     bool whole = false;
+    int64_t width = 0;
+    auto ragged_width = [&](int64_t size) -> int64_t {
+      if (size >= 4 && size <= 2 * vw) return size;
+      for (int64_t d = 2 * vw; d > vw; --d)
+        if (size % d == 0) return d;
+      return 0;
+    };
     if (!col)
       for (size_t i : pieces_of(AxisKind::Global))
-        if (plan.pieces[i].size >= 4 && plan.pieces[i].size <= 2 * vw && col_ok(plan.pieces[i]))
-          col = i, whole = true;
+        if (!col && col_ok(plan.pieces[i]))
+          if (int64_t w = ragged_width(plan.pieces[i].size)) col = i, whole = true, width = w;
     // Rows: an axis some load broadcasts; best one the load read along the columns broadcasts (a conv's
     // output channels, not its output rows), so each column vector loaded serves every row.
     auto serves_rows = [&](int64_t axis) {
@@ -112,13 +121,13 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       if (col && i != *col && plan.pieces[i].size % kCpuTileRows == 0 && broadcast(plan.pieces[i].axis) &&
           (!row || serves_rows(plan.pieces[i].axis) || !serves_rows(plan.pieces[*row].axis)))
         row = i;
-    if (col && whole && out_size / plan.pieces[*col].size >= caps.compute_units) {
-      // The whole axis, then rows while the tile's floats fit half the registers: a conv's output channels
+    if (col && whole && out_size / width >= caps.compute_units) {
+      // The columns, then rows while the tile's floats fit half the registers: a conv's output channels
       // by 4, then its output rows or batch by 4 or 2 (each loaded input vector serves every row), else
       // more of the same rows (a linear layer's batch). Fewer work-groups than cores x 4 are allowed: a
       // tile this short is cheap per group, and 4 groups of 16 rows beat 64 of 1.
       const int64_t budget = int64_t(caps.vector_registers) * vw / 2, groups = caps.compute_units;
-      int64_t tile = plan.pieces[*col].size;
+      int64_t tile = width;
       Plan p = plan;
       auto grow = [&](size_t i, int64_t f) {
         if (plan.pieces[i].size % f != 0 || tile * f > budget || out_size / (tile * f) < groups ||
@@ -127,7 +136,8 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
         tile *= f;
         return true;
       };
-      if (try_opt(p, {OptOp::Upcast, open_axis(p, *col), 0}, caps)) {
+      if (try_opt(p, {OptOp::Upcast, open_axis(p, *col), width == plan.pieces[*col].size ? 0 : width},
+                  caps)) {
         if (row && grow(*row, kCpuTileRows)) {
           bool more = true;
           const std::vector<size_t> gs = pieces_of(AxisKind::Global);

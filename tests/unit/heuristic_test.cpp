@@ -122,7 +122,7 @@ TEST(Heuristic, CpuTileTranscendentalsStayVectors) {
   expect_matches_reference(un);
 }
 
-TEST(Heuristic, CpuRaggedColumnsAreUpcastWhole) {
+TEST(Heuristic, CpuRaggedColumnsAreUpcastWholeOrByADivisor) {
   // A conv's 11 output columns (no multiple of the vector width): the whole row of columns, 4 output
   // channels and 2 output rows of accumulators, as vectors of 8, 2 and 1 lanes.
   const Tensor x = randf({4, 2, 12, 13}, 16), w = randf({8, 2, 3, 3}, 17), b = randf({8}, 18);
@@ -145,6 +145,16 @@ TEST(Heuristic, CpuRaggedColumnsAreUpcastWhole) {
   EXPECT_EQ(kl.opts[0], (Opt{O::Upcast, 1, 0})) << kl.str();
   EXPECT_EQ(kl.opts[1].op, O::Upcast) << kl.str();
   expect_matches_reference(lin);
+  // Wider ragged columns (a 6625-class text recognizer's head; 225 here): their largest divisor between
+  // one and two vectors, 25 lanes (16 + 8 + 1) with AVX-512, 15 (8 + 4 + 2 + 1) with AVX2.
+  const Tensor head = randf({16, 64}, 30).matmul(randf({64, 225}, 31));
+  const Kernel kh = cpu_kernel(head);
+  const std::vector<int> widths = device_target("CPU").caps.vector_widths;
+  const int64_t vw = *std::max_element(widths.begin(), widths.end());
+  ASSERT_GE(kh.opts.size(), 2u) << kh.str();
+  EXPECT_EQ(kh.opts[0], (Opt{O::Upcast, 1, vw == 16 ? 25 : 15})) << kh.str();
+  EXPECT_GT(count_if(kh, Op::MulAcc, true), 0u) << kh.str();
+  expect_matches_reference(head);
 }
 
 TEST(Heuristic, CpuMatrixVectorSplitsTheReductionIntoVectorLanes) {
