@@ -200,9 +200,12 @@ class Lowerer {
       if (used && c.pad_valid[a]) valid.push_back(c.pad_valid[a]);
     }
     auto [idx, v] = st.to_indexed(idxs);
-    if (valid.empty()) return {idx, v};
+    // The index is simplified under its mask: a padded or concatenated view's nested divisions often
+    // fold where the mask holds (the only place the index is read).
+    if (valid.empty()) return {simplify_given(idx, v), v};
     if (!(v.is_const() && v.const_int_value())) valid.insert(valid.begin(), v);
-    return {idx, simplify(all(valid))};
+    const UOp all_valid = simplify(all(valid));
+    return {simplify_given(idx, all_valid), all_valid};
   }
 
   static UOp index(const UOp& buf, const UOp& idx, const UOp& valid) {

@@ -378,4 +378,58 @@ const PatternMatcher symbolic =
 
 UOp simplify(const UOp& u) { return graph_rewrite(u, symbolic); }
 
+namespace {
+
+// The clauses of a conjunction.
+void split_and(const UOp& u, std::vector<UOp>& out) {
+  if (u.op() == Op::And && u.dtype().is_bool()) {
+    split_and(u.src(0), out);
+    split_and(u.src(1), out);
+  } else {
+    out.push_back(u);
+  }
+}
+
+}  // namespace
+
+UOp simplify_given(const UOp& e, const UOp& valid) {
+  if (!valid || valid.is_const()) return e;
+  // Bounds each clause puts on an integer expression: x < c, !(x < c) (x >= c), c < x.
+  std::vector<UOp> clauses;
+  split_and(valid, clauses);
+  std::vector<std::pair<UOp, std::pair<int64_t, int64_t>>> bounds;
+  auto narrow = [&](const UOp& x, int64_t lo, int64_t hi) {
+    if (!is_int(x) || x.is_const()) return;
+    for (auto& [k, b] : bounds)
+      if (k == x) {
+        b = {std::max(b.first, lo), std::min(b.second, hi)};
+        return;
+      }
+    bounds.push_back({x, {std::max(lo, int64_t(x.vmin())), std::min(hi, int64_t(x.vmax()))}});
+  };
+  constexpr int64_t kNone = int64_t(1) << 62;
+  for (const UOp& c : clauses) {
+    if (c.op() == Op::CmpLT && c.src(1).is_const() && is_int(c.src(0)))
+      narrow(c.src(0), -kNone, ci(c.src(1)) - 1);
+    else if (c.op() == Op::CmpLT && c.src(0).is_const() && is_int(c.src(1)))
+      narrow(c.src(1), ci(c.src(0)) + 1, kNone);
+    else if (c.op() == Op::CmpNE && c.src(1).is_const() && c.src(1).dtype().is_bool() &&
+             c.src(1).const_int_value() == 1 && c.src(0).op() == Op::CmpLT && c.src(0).src(1).is_const() &&
+             is_int(c.src(0).src(0)))
+      narrow(c.src(0).src(0), ci(c.src(0).src(1)), kNone);
+  }
+  // Each bounded expression becomes a variable with the narrower bounds, the expression is simplified, and
+  // the variables are put back.
+  std::vector<std::pair<UOp, UOp>> to, back;
+  for (const auto& [x, b] : bounds) {
+    if (b.first > b.second) return e;  // never valid: nothing reads the index
+    if (b.first == int64_t(x.vmin()) && b.second == int64_t(x.vmax())) continue;
+    UOp v = UOp::variable("\x01given" + std::to_string(to.size()), b.first, b.second, x.dtype());
+    to.push_back({x, v});
+    back.push_back({v, x});
+  }
+  if (to.empty()) return e;
+  return simplify(simplify(e.substitute(to)).substitute(back));
+}
+
 }  // namespace sluice

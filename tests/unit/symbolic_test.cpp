@@ -261,3 +261,63 @@ TEST(Symbolic, PropertySimplifiedAgreesWithOriginal) {
   EXPECT_GT(checked, 40000);
   EXPECT_LT(after, before);  // simplification shrinks graphs overall
 }
+
+// ---- simplify_given: an index simplified where its mask holds
+
+namespace {
+UOp at_least(const UOp& x, int64_t c) { return x.lt(I(c)).ne(UOp::const_int(d::bool_, 1)); }
+}  // namespace
+
+TEST(SimplifyGiven, APaddedUpsampledIndexFoldsItsDivisions) {
+  // A row of 194 read through a pad of 1 from a map upsampled 8x (det's FPN): where 1 <= i <= 192, the
+  // index's ((i + 7) / 8 + 23) / 24 is 1 and the modulo drops.
+  const UOp i = UOp::variable("i", 0, 193);
+  const UOp q = (i + I(7)) / I(8) + I(23);
+  const UOp idx = simplify((q / I(24)) * I(24) + q % I(24) + I(-24));
+  const UOp valid = at_least(i, 1) & i.lt(I(193));
+  const UOp s = simplify_given(idx, valid);
+  size_t divmods = 0;
+  for (const UOp& u : s.toposort()) divmods += u.op() == Op::IDiv || u.op() == Op::Mod;
+  EXPECT_EQ(divmods, 1u) << idx << "\n->\n" << s;
+  for (int64_t v = 1; v <= 192; ++v) ASSERT_EQ(eval(s, {{"i", v}})->i, eval(idx, {{"i", v}})->i) << v;
+  // No clause that narrows a bound, or an unsatisfiable one: the index as it was.
+  EXPECT_EQ(simplify_given(idx, i.lt(I(500))), idx);
+  EXPECT_EQ(simplify_given(idx, at_least(i, 9) & i.lt(I(3))), idx);
+}
+
+TEST(SimplifyGiven, PropertyAgreesWhereTheMaskHolds) {
+  Gen g;
+  g.vars = {UOp::variable("a", 0, 15), UOp::variable("b", -4, 4), UOp::variable("c", 0, 3),
+            UOp::variable("d", 1, 64)};
+  const std::pair<int64_t, int64_t> bounds[] = {{0, 15}, {-4, 4}, {0, 3}, {1, 64}};
+  const char* names[] = {"a", "b", "c", "d"};
+  int checked = 0;
+  for (int e = 0; e < 2000; e++) {
+    const UOp expr = simplify(g.expr(int(g.pick(1, 4))));
+    // Clauses on a variable or on a subexpression of expr, as a mask's are.
+    std::vector<UOp> parts = expr.toposort();
+    UOp valid;
+    for (int k = 0; k < int(g.pick(1, 3)); ++k) {
+      const UOp x =
+          g.pick(0, 1) ? g.vars[size_t(g.pick(0, 3))] : parts[size_t(g.pick(0, int64_t(parts.size()) - 1))];
+      if (!x.dtype().is_int()) continue;
+      const UOp clause = g.pick(0, 1) ? x.lt(I(g.pick(-3, 20))) : at_least(x, g.pick(-3, 20));
+      valid = valid ? (valid & clause) : clause;
+    }
+    if (!valid) continue;
+    const UOp s = simplify_given(expr, valid);
+    for (int t = 0; t < 30; t++) {
+      std::unordered_map<std::string, int64_t> vars;
+      for (int v = 0; v < 4; v++) vars[names[v]] = g.pick(bounds[v].first, bounds[v].second);
+      auto ok = eval(valid, vars);
+      if (!ok || !ok->i) continue;  // only where the mask holds
+      auto want = eval(expr, vars);
+      if (!want) continue;
+      auto got = eval(s, vars);
+      ASSERT_TRUE(got.has_value()) << expr << "\n->\n" << s << "\ngiven " << valid;
+      ASSERT_EQ(got->i, want->i) << expr << "\n->\n" << s << "\ngiven " << valid;
+      checked++;
+    }
+  }
+  EXPECT_GT(checked, 5000);
+}
