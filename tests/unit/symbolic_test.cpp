@@ -200,10 +200,23 @@ TEST(Symbolic, NegativeDividendKeepsCSemantics) {
 // ---- property test: simplified and original agree on random assignments
 
 namespace {
+// Random expressions over four variables a in [0, 15], b in [-4, 4], c in [0, 3], d in [1, 64].
 struct Gen {
   std::mt19937 rng{1234};
+  static constexpr const char* kNames[] = {"a", "b", "c", "d"};
+  static constexpr std::pair<int64_t, int64_t> kBounds[] = {{0, 15}, {-4, 4}, {0, 3}, {1, 64}};
   std::vector<UOp> vars;
+  Gen() {
+    for (size_t v = 0; v < 4; v++)
+      vars.push_back(UOp::variable(kNames[v], kBounds[v].first, kBounds[v].second));
+  }
   int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+  // Random values of the four variables, within their bounds.
+  std::unordered_map<std::string, int64_t> assignment() {
+    std::unordered_map<std::string, int64_t> vals;
+    for (size_t v = 0; v < 4; v++) vals[kNames[v]] = pick(kBounds[v].first, kBounds[v].second);
+    return vals;
+  }
   UOp leaf() { return pick(0, 3) == 0 ? I(pick(-6, 12)) : vars[size_t(pick(0, int64_t(vars.size()) - 1))]; }
   UOp expr(int depth) {
     if (depth == 0) return leaf();
@@ -228,10 +241,6 @@ struct Gen {
 
 TEST(Symbolic, PropertySimplifiedAgreesWithOriginal) {
   Gen g;
-  g.vars = {UOp::variable("a", 0, 15), UOp::variable("b", -4, 4), UOp::variable("c", 0, 3),
-            UOp::variable("d", 1, 64)};
-  const std::pair<int64_t, int64_t> bounds[] = {{0, 15}, {-4, 4}, {0, 3}, {1, 64}};
-  const char* names[] = {"a", "b", "c", "d"};
   int checked = 0;
   size_t before = 0, after = 0;
   for (int e = 0; e < 3000; e++) {
@@ -239,8 +248,7 @@ TEST(Symbolic, PropertySimplifiedAgreesWithOriginal) {
     UOp simple = simplify(expr);
     before += nodes(expr), after += nodes(simple);
     for (int s = 0; s < 20; s++) {
-      std::unordered_map<std::string, int64_t> vars;
-      for (int v = 0; v < 4; v++) vars[names[v]] = g.pick(bounds[v].first, bounds[v].second);
+      const std::unordered_map<std::string, int64_t> vars = g.assignment();
       auto want = eval(expr, vars);
       if (!want) continue;  // undefined in C (e.g. division by zero): nothing to compare
       auto got = eval(simple, vars);
@@ -250,8 +258,7 @@ TEST(Symbolic, PropertySimplifiedAgreesWithOriginal) {
     }
     // Range analysis is sound: every value lies inside [vmin, vmax].
     for (int s = 0; s < 5; s++) {
-      std::unordered_map<std::string, int64_t> vars;
-      for (int v = 0; v < 4; v++) vars[names[v]] = g.pick(bounds[v].first, bounds[v].second);
+      const std::unordered_map<std::string, int64_t> vars = g.assignment();
       if (auto got = eval(simple, vars)) {
         ASSERT_GE(double(got->i), simple.vmin()) << simple;
         ASSERT_LE(double(got->i), simple.vmax()) << simple;
@@ -287,10 +294,6 @@ TEST(SimplifyGiven, APaddedUpsampledIndexFoldsItsDivisions) {
 
 TEST(SimplifyGiven, PropertyAgreesWhereTheMaskHolds) {
   Gen g;
-  g.vars = {UOp::variable("a", 0, 15), UOp::variable("b", -4, 4), UOp::variable("c", 0, 3),
-            UOp::variable("d", 1, 64)};
-  const std::pair<int64_t, int64_t> bounds[] = {{0, 15}, {-4, 4}, {0, 3}, {1, 64}};
-  const char* names[] = {"a", "b", "c", "d"};
   int checked = 0;
   for (int e = 0; e < 2000; e++) {
     const UOp expr = simplify(g.expr(int(g.pick(1, 4))));
@@ -307,8 +310,7 @@ TEST(SimplifyGiven, PropertyAgreesWhereTheMaskHolds) {
     if (!valid) continue;
     const UOp s = simplify_given(expr, valid);
     for (int t = 0; t < 30; t++) {
-      std::unordered_map<std::string, int64_t> vars;
-      for (int v = 0; v < 4; v++) vars[names[v]] = g.pick(bounds[v].first, bounds[v].second);
+      const std::unordered_map<std::string, int64_t> vars = g.assignment();
       auto ok = eval(valid, vars);
       if (!ok || !ok->i) continue;  // only where the mask holds
       auto want = eval(expr, vars);
