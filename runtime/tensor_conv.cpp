@@ -81,16 +81,16 @@ Shape phase_taps(const Tensor& weight, const Shape& s) {
 }
 
 // (bs, C, *P) padded input -> (bs, C * prod(s), *n), n = out + ceil(k/s) - 1 positions per phase.
-// With positions at most 1/16 of the channels (a short signal cut into long frames: an STFT), the copy
-// is laid out channels last, so the reduction over the channels reads the input contiguously, as it reads
-// the weight (whose phases stay at stride 1): Silero VAD's STFT went 73 -> 10 us on a CPU. Else channels
-// first, so output rows read it contiguously (a 1/32-scale map of 660 positions and 960 phases lost 10%
-// channels last).
-Tensor space_to_depth(const Tensor& x, const Tensor& weight, const Shape& s) {
+// With positions at most 1/16 of the channels each group reduces over (a short signal cut into long
+// frames: an STFT), the copy is laid out channels last, so the reduction over the channels reads the
+// input contiguously, as it reads the weight (whose phases stay at stride 1): Silero VAD's STFT went
+// 73 -> 10 us on a CPU. Else channels first, so output rows read it contiguously (a 1/32-scale map of
+// 660 positions and 960 phases lost 10% channels last).
+Tensor space_to_depth(const Tensor& x, const Tensor& weight, const Shape& s, int64_t groups) {
   Shape n = phase_taps(weight, s);
   for (size_t j = 0; j < s.size(); j++) n[j] += (x.shape()[2 + j] - weight.shape()[2 + j]) / s[j];
   Tensor p = phases(x, n, s);
-  if (prod(n) * 16 > p.shape()[1]) return p.contiguous();
+  if (prod(n) * 16 > p.shape()[1] / groups) return p.contiguous();
   Shape last{0}, back{0, int64_t(s.size()) + 1};
   for (size_t j = 0; j < s.size(); j++) last.push_back(int64_t(2 + j)), back.push_back(int64_t(1 + j));
   last.push_back(1);
@@ -171,7 +171,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const ConvOptions& o) const {
              dilated = std::any_of(d.begin(), d.end(), [](int64_t v) { return v > 1; });
   if (large && strided && !dilated) {
     check_fits("conv2d", x, k, s, d);
-    return space_to_depth(x, weight, s).conv2d(space_to_depth_weight(weight, s), {o.bias, g});
+    return space_to_depth(x, weight, s, g).conv2d(space_to_depth_weight(weight, s), {o.bias, g});
   }
   if (padded && large) x = x.contiguous();
   x = windows("conv2d", x, k, s, d);

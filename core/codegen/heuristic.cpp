@@ -126,14 +126,21 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       // by 4, then its output rows or batch by 4 or 2 (each loaded input vector serves every row), else
       // more of the same rows (a linear layer's batch). Fewer work-groups than cores x 4 are allowed: a
       // tile this short is cheap per group, and 4 groups of 16 rows beat 64 of 1.
+      // A ragged row of columns is several vectors (vectorize.cpp packs it greedily, the rest of the lanes
+      // in one more), so the accumulators are also counted as registers: never more than the machine has.
       const int64_t budget = int64_t(caps.vector_registers) * vw / 2, groups = caps.compute_units;
-      int64_t tile = width;
+      int64_t tile = width, regs = 0, left = width;
+      std::vector<int> widths = caps.vector_widths;
+      std::sort(widths.rbegin(), widths.rend());
+      for (int w : widths)
+        while (left >= w) left -= w, ++regs;
+      regs += left > 0;
       Plan p = plan;
       auto grow = [&](size_t i, int64_t f) {
-        if (plan.pieces[i].size % f != 0 || tile * f > budget || out_size / (tile * f) < groups ||
-            !try_opt(p, {OptOp::Upcast, open_axis(p, i), f}, caps))
+        if (plan.pieces[i].size % f != 0 || tile * f > budget || regs * f > caps.vector_registers ||
+            out_size / (tile * f) < groups || !try_opt(p, {OptOp::Upcast, open_axis(p, i), f}, caps))
           return false;
-        tile *= f;
+        tile *= f, regs *= f;
         return true;
       };
       if (try_opt(p, {OptOp::Upcast, open_axis(p, *col), width == plan.pieces[*col].size ? 0 : width},
@@ -156,7 +163,7 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
     if (col && row) {
       // Tallest first: each step of the reduction loads the tile's column vectors (from L2 in a large
       // matmul, a new row of B each step) and broadcasts one value per row (from L1), so 8 rows of 2
-      // vectors need half the L2 lines per FMA that 4 rows of 4 do (1024^3: 11 -> 8.3 ms on 2 cores).
+      // vectors need half the L2 lines per FMA that 4 rows of 4 do (1024^3: 9.5 -> 8.5 ms on 2 cores).
       // Half the registers hold accumulators: AVX2's 16 allow 4 rows of 2 vectors.
       const std::pair<int64_t, int64_t> tiles[] = {
           {2 * kCpuTileRows, 2 * vw}, {kCpuTileRows, 4 * vw}, {kCpuTileRows, 2 * vw}, {kCpuTileRows, vw}};

@@ -119,7 +119,7 @@ std::vector<Affine> unravel(const Shape& shape, const Affine& pos) {
 }
 
 UOp lt(const UOp& u, int64_t v) { return u.lt(u.const_like_int(v)); }
-UOp ge(const UOp& u, int64_t v) { return lt(u, v).ne(true); }  // x >= v as !(x < v), as codegen expects
+UOp ge(const UOp& u, int64_t v) { return u.ge(u.const_like_int(v)); }
 
 // `a < e`: null where it always holds, const false where it never does. One-term conditions are solved
 // for the atom (2*x+1 < 5 -> x < 2).

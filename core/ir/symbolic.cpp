@@ -394,39 +394,54 @@ void split_and(const UOp& u, std::vector<UOp>& out) {
 
 UOp simplify_given(const UOp& e, const UOp& valid) {
   if (!valid || valid.is_const()) return e;
-  // Bounds each clause puts on an integer expression: x < c, !(x < c) (x >= c), c < x.
+  // Bounds fold divisions and remainders (a sum of bounded terms is already as simple as it gets): an
+  // index without them is left as it is, which keeps lowering fast.
+  bool divides = false;
+  for (const UOp& u : e.toposort()) divides |= u.op() == Op::IDiv || u.op() == Op::Mod;
+  if (!divides) return e;
+  // Bounds each clause puts on an integer expression: x < c, x >= c (UOp::ge's !(x < c)), c < x. Each
+  // starts from x's own range and a clause tightens only the side it bounds; an expression whose range is
+  // beyond exact doubles is left alone.
   std::vector<UOp> clauses;
   split_and(valid, clauses);
-  std::vector<std::pair<UOp, std::pair<int64_t, int64_t>>> bounds;
-  auto narrow = [&](const UOp& x, int64_t lo, int64_t hi) {
-    if (!is_int(x) || x.is_const()) return;
-    for (auto& [k, b] : bounds)
-      if (k == x) {
-        b = {std::max(b.first, lo), std::min(b.second, hi)};
-        return;
-      }
-    bounds.push_back({x, {std::max(lo, int64_t(x.vmin())), std::min(hi, int64_t(x.vmax()))}});
+  struct Bound {
+    UOp x;
+    double lo, hi;
   };
-  constexpr int64_t kNone = int64_t(1) << 62;
+  std::vector<Bound> bounds;
+  auto bound_of = [&](const UOp& x) -> Bound* {
+    if (!is_int(x) || x.is_const() || std::abs(x.vmin()) > 9e15 || std::abs(x.vmax()) > 9e15) return nullptr;
+    for (Bound& b : bounds)
+      if (b.x == x) return &b;
+    return &bounds.emplace_back(Bound{x, x.vmin(), x.vmax()});
+  };
   for (const UOp& c : clauses) {
-    if (c.op() == Op::CmpLT && c.src(1).is_const() && is_int(c.src(0)))
-      narrow(c.src(0), -kNone, ci(c.src(1)) - 1);
-    else if (c.op() == Op::CmpLT && c.src(0).is_const() && is_int(c.src(1)))
-      narrow(c.src(1), ci(c.src(0)) + 1, kNone);
-    else if (c.op() == Op::CmpNE && c.src(1).is_const() && c.src(1).dtype().is_bool() &&
-             c.src(1).const_int_value() == 1 && c.src(0).op() == Op::CmpLT && c.src(0).src(1).is_const() &&
-             is_int(c.src(0).src(0)))
-      narrow(c.src(0).src(0), ci(c.src(0).src(1)), kNone);
+    const bool lt = c.op() == Op::CmpLT, ge = c.op() == Op::CmpNE && c.src(1).is_const() &&
+                                              c.src(1).dtype().is_bool() && c.src(1).const_int_value() == 1 &&
+                                              c.src(0).op() == Op::CmpLT;
+    const UOp cmp = ge ? c.src(0) : c;
+    if (!(lt || ge)) continue;
+    if (cmp.src(1).is_const() && is_int(cmp.src(1))) {  // x < k, or x >= k
+      if (Bound* b = bound_of(cmp.src(0))) {
+        const double k = double(ci(cmp.src(1)));
+        if (lt)
+          b->hi = std::min(b->hi, k - 1);
+        else
+          b->lo = std::max(b->lo, k);
+      }
+    } else if (lt && cmp.src(0).is_const() && is_int(cmp.src(0))) {  // k < x
+      if (Bound* b = bound_of(cmp.src(1))) b->lo = std::max(b->lo, double(ci(cmp.src(0))) + 1);
+    }
   }
   // Each bounded expression becomes a variable with the narrower bounds, the expression is simplified, and
   // the variables are put back.
   std::vector<std::pair<UOp, UOp>> to, back;
-  for (const auto& [x, b] : bounds) {
-    if (b.first > b.second) return e;  // never valid: nothing reads the index
-    if (b.first == int64_t(x.vmin()) && b.second == int64_t(x.vmax())) continue;
-    UOp v = UOp::variable("\x01given" + std::to_string(to.size()), b.first, b.second, x.dtype());
-    to.push_back({x, v});
-    back.push_back({v, x});
+  for (const Bound& b : bounds) {
+    if (b.lo > b.hi) return e;  // never valid: nothing reads the index
+    if (b.lo == b.x.vmin() && b.hi == b.x.vmax()) continue;
+    UOp v = UOp::variable("\x01given" + std::to_string(to.size()), int64_t(b.lo), int64_t(b.hi), b.x.dtype());
+    to.push_back({b.x, v});
+    back.push_back({v, b.x});
   }
   if (to.empty()) return e;
   return simplify(simplify(e.substitute(to)).substitute(back));

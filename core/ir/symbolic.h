@@ -24,7 +24,8 @@ UOp simplify(const UOp& u);
 
 // e simplified where `valid` holds (a masked load's index under its mask): each clause x < c, x >= c or
 // c < x of the conjunction bounds x, and e is simplified with those bounds (a padded axis's
-// (i + 7) / 8 + 23) / 24 is 1 where 1 <= i <= 192). Only where valid holds is the result e's value.
+// ((i + 7) / 8 + 23) / 24 is 1 where 1 <= i <= 192). Only where valid holds is the result e's value.
+// An e without divisions or remainders comes back as it is.
 UOp simplify_given(const UOp& e, const UOp& valid);
 
 }  // namespace sluice

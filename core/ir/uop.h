@@ -177,6 +177,8 @@ class UOp {
   UOp bitcast(DType dt) const;
   UOp where(const UOp& t, const UOp& f) const { return alu(Op::Where, t, f); }
   UOp lt(const UOp& b) const { return alu(Op::CmpLT, b); }
+  // x >= b as !(x < b): the one form of a lower bound, which codegen and simplify_given read.
+  UOp ge(const UOp& b) const { return lt(b).ne(true); }
   UOp ne(const UOp& b) const { return alu(Op::CmpNE, b); }
   UOp max(const UOp& b) const { return alu(Op::Max, b); }
   UOp lt(double b) const { return lt(const_like(b)); }

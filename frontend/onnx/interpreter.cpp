@@ -95,18 +95,31 @@ std::vector<Value> run_graph(const Graph& g, const std::vector<Value>& inputs, c
   return out;
 }
 
-eval::HostArray host_values(const Tensor& t, RunState& rs) {
-  // What evaluating t on the host costs: the elements its computing nodes produce (movement ops are
-  // index arithmetic, buffers are read once).
+namespace {
+
+// What evaluating t on the host costs: the elements its computing nodes produce (movement ops are index
+// arithmetic, buffers are read once). Adds the model inputs it reads to `inputs`.
+int64_t host_cost(const Tensor& t, const RunState& rs, std::set<size_t>& inputs) {
   int64_t cost = 0;
   for (const UOp& u : t.uop().toposort()) {
     if (u.op() == Op::Buffer) {
-      if (auto it = rs.input_buffers.find(u); it != rs.input_buffers.end()) rs.inputs_read.insert(it->second);
+      if (auto it = rs.input_buffers.find(u); it != rs.input_buffers.end()) inputs.insert(it->second);
     } else if (is_alu(u.op()) || u.op() == Op::ReduceAxis || u.op() == Op::Cast || u.op() == Op::Bitcast) {
       cost += std::max<int64_t>(u.numel(), u.src().empty() ? 0 : u.src(0).numel());
     }
   }
-  if (cost <= rs.host_eval_limit) return reference(t);
+  return cost;
+}
+
+}  // namespace
+
+bool fixed_by_model(const Tensor& t, const RunState& rs) {
+  std::set<size_t> inputs;
+  return host_cost(t, rs, inputs) <= rs.host_eval_limit && inputs.empty();
+}
+
+eval::HostArray host_values(const Tensor& t, RunState& rs) {
+  if (host_cost(t, rs, rs.inputs_read) <= rs.host_eval_limit) return reference(t);
   rs.device_reads = true;
   Tensor r = t;
   r.realize();

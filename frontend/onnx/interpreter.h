@@ -56,5 +56,8 @@ Tensor constant_tensor(const std::shared_ptr<const TensorData>& d, RunState& rs)
 // t's values on the host: evaluated there (core/eval) when its graph computes little, else realized on
 // the device and read back (rs.device_reads is set). Records the model inputs the values depend on.
 eval::HostArray host_values(const Tensor& t, RunState& rs);
+// Whether host_values(t) would read no model input and stay on the host: t is fixed by the model (its
+// initializers and constants), so an op may specialize on its value and the run stays replayable.
+bool fixed_by_model(const Tensor& t, const RunState& rs);
 
 }  // namespace sluice::onnx

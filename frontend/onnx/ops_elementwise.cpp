@@ -8,22 +8,17 @@
 namespace sluice::onnx {
 namespace {
 
-// A float base to a scalar exponent the model fixes (an initializer, a Constant: it reads no model input)
-// takes the exponent on the host: x ** 2 is then x * x and x ** 0.5 a square root (Tensor::pow(Number)),
-// not exp2(e * log2|x|) with the sign fix-ups for a negative base (Silero VAD's spectrum magnitude: 11 us
-// -> under 1 us per chunk on a CPU).
-bool fixed_scalar(OpContext& c, size_t i) {
-  const Tensor& t = c.in(i);
-  if (t.numel() != 1) return false;
-  for (const UOp& u : t.uop().toposort())
-    if (u.op() == Op::Buffer && c.run_state().input_buffers.count(u)) return false;
-  return true;
-}
-
+// A float base to a scalar exponent the model fixes (fixed_by_model: an initializer, a Constant, no model
+// input) takes the exponent on the host: x ** 2 is then x * x and x ** 0.5 a square root
+// (Tensor::pow(Number)), not exp2(e * log2|x|) with the sign fix-ups for a negative base (Silero VAD's
+// spectrum magnitude: 11 us -> under 1 us per chunk on a CPU). Only where that changes nothing else: an
+// exponent of no more dimensions than the base (the result keeps the base's shape) and not negative
+// (1 / x^n would overflow in float16 where x^-n does not).
 Values x_pow(OpContext& c) {  // the exponent may have another type; the result has the base's
-  const Tensor& x = c.in(0);
-  if (x.dtype().is_float() && fixed_scalar(c, 1)) return {x.pow(Number(c.floats(1)[0])).cast(x.dtype())};
-  return {x.pow(c.in(1)).cast(x.dtype())};
+  const Tensor &x = c.in(0), &e = c.in(1);
+  if (x.dtype().is_float() && e.numel() == 1 && e.ndim() <= x.ndim() && fixed_by_model(e, c.run_state()))
+    if (const double v = c.floats(1)[0]; v >= 0) return {x.pow(Number(v)).cast(x.dtype())};
+  return {x.pow(e).cast(x.dtype())};
 }
 
 Values x_div(OpContext& c) {  // integers: the float quotient truncated, as the reference casts it back

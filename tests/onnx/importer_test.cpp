@@ -421,42 +421,48 @@ TEST(OnnxModel, AStateFedBackThroughReplaysStaysCorrect) {
   EXPECT_EQ(h.to_vector<float>(), (std::vector<float>{243, 486, 729, 972}));
 }
 
-// A scalar exponent the model fixes is read on the host: x ** 2 and x ** 3 multiply (exactly, as C's
-// pow rounds them), x ** 0.5 is a square root; a negative base keeps its sign under an odd power. The same
-// exponent as a graph input takes the general exp2/log2 path and agrees to float rounding.
-TEST(OnnxModel, PowByAnInitializerExponentMultipliesExactly) {
+// A scalar exponent the model fixes is read on the host: x ** 2 multiplies (exactly, as C's pow rounds
+// it), x ** 3 too (within an ulp), x ** 0.5 is a square root; a negative base keeps its sign under an odd
+// power. The same exponent as a graph input takes the general exp2/log2 path and agrees to float
+// rounding; an exponent of more dimensions than the base still broadcasts the result.
+TEST(OnnxModel, PowByAnInitializerExponentMultiplies) {
   std::vector<float> xs;
   for (int i = 0; i < 64; ++i) xs.push_back(-3.3f + 0.1037f * float(i));
-  for (float e : {2.0f, 3.0f, 0.5f}) {
+  auto pow_model = [](std::vector<test::D> e_dims, bool e_input, float e) {
     ModelBuilder mb;
     auto g = mb.graph();
     g.input("x", P::FLOAT, {64});
-    g.floats("e", {e}, {});
+    std::vector<int64_t> dims;
+    for (const test::D& d : e_dims) dims.push_back(d.size);
+    if (e_input)
+      g.input("e", P::FLOAT, e_dims);
+    else
+      g.floats("e", {e}, dims);
     g.node("Pow", {"x", "e"}, {"y"});
-    g.output("y", P::FLOAT, {64});
-    Model m = Model::from_bytes(mb.bytes(), "pow.onnx", "", {.device = kDev});
+    g.output_any("y", P::FLOAT);
+    return Model::from_bytes(mb.bytes(), "pow.onnx", "", {.device = kDev});
+  };
+  for (float e : {2.0f, 3.0f, 0.5f}) {
+    Model m = pow_model({}, false, e);
     std::vector<float> got = m.run({{"x", floats(xs, {64})}}).at(0).tensor().to_vector<float>();
     for (size_t i = 0; i < xs.size(); ++i) {
-      const float x = xs[i];
-      if (e == 0.5f) {
-        if (x < 0)
-          EXPECT_TRUE(std::isnan(got[i])) << x;
-        else
-          EXPECT_EQ(got[i], std::sqrt(x)) << x;
-      } else {
-        EXPECT_EQ(got[i], e == 2.0f ? x * x : x * x * x) << x << " ** " << e;
-      }
+      const float x = xs[i], want = float(std::pow(double(x), double(e)));
+      if (e == 0.5f && x < 0)
+        EXPECT_TRUE(std::isnan(got[i])) << x;
+      else if (e == 3.0f)
+        EXPECT_NEAR(got[i], want, std::abs(want) * 1.2e-7f) << x << " ** 3";
+      else
+        EXPECT_EQ(got[i], want) << x << " ** " << e;
     }
   }
-  ModelBuilder mb;
-  auto g = mb.graph();
-  g.input("x", P::FLOAT, {64}).input("e", P::FLOAT, {});
-  g.node("Pow", {"x", "e"}, {"y"});
-  g.output("y", P::FLOAT, {64});
-  Model m = Model::from_bytes(mb.bytes(), "pow.onnx", "", {.device = kDev});
+  Model general = pow_model({}, true, 0);
   std::vector<float> got =
-      m.run({{"x", floats(xs, {64})}, {"e", floats({3.0f}, {})}}).at(0).tensor().to_vector<float>();
+      general.run({{"x", floats(xs, {64})}, {"e", floats({3.0f}, {})}}).at(0).tensor().to_vector<float>();
   for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(got[i], xs[i] * xs[i] * xs[i], 1e-5 * 36) << xs[i];
+  Model wide = pow_model({1, 1}, false, 2.0f);
+  Tensor y = wide.run({{"x", floats(xs, {64})}}).at(0).tensor();
+  EXPECT_EQ(y.shape(), (Shape{1, 64}));
+  EXPECT_NEAR(y.to_vector<float>()[5], xs[5] * xs[5], 1e-5);
 }
 
 // ---------------------------------------------------------------- attribute defaults per opset

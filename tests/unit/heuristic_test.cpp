@@ -154,6 +154,10 @@ TEST(Heuristic, CpuRaggedColumnsAreUpcastWholeOrByADivisor) {
   ASSERT_GE(kh.opts.size(), 2u) << kh.str();
   EXPECT_EQ(kh.opts[0], (Opt{O::Upcast, 1, vw == 16 ? 25 : 15})) << kh.str();
   EXPECT_GT(count_if(kh, Op::MulAcc, true), 0u) << kh.str();
+  // Rows grow while the accumulators (3 registers a row: 16 + 8 + 1 lanes) fit the registers.
+  const size_t accumulators = count_if(kh, Op::DefineReg, true) + count_if(kh, Op::DefineReg, false);
+  EXPECT_LE(accumulators, size_t(device_target("CPU").caps.vector_registers)) << kh.str();
+  EXPECT_GE(accumulators, 3u * 4u) << kh.str();
   expect_matches_reference(head);
 }
 

@@ -271,17 +271,13 @@ TEST(Symbolic, PropertySimplifiedAgreesWithOriginal) {
 
 // ---- simplify_given: an index simplified where its mask holds
 
-namespace {
-UOp at_least(const UOp& x, int64_t c) { return x.lt(I(c)).ne(UOp::const_int(d::bool_, 1)); }
-}  // namespace
-
 TEST(SimplifyGiven, APaddedUpsampledIndexFoldsItsDivisions) {
   // A row of 194 read through a pad of 1 from a map upsampled 8x (det's FPN): where 1 <= i <= 192, the
   // index's ((i + 7) / 8 + 23) / 24 is 1 and the modulo drops.
   const UOp i = UOp::variable("i", 0, 193);
   const UOp q = (i + I(7)) / I(8) + I(23);
   const UOp idx = simplify((q / I(24)) * I(24) + q % I(24) + I(-24));
-  const UOp valid = at_least(i, 1) & i.lt(I(193));
+  const UOp valid = i.ge(I(1)) & i.lt(I(193));
   const UOp s = simplify_given(idx, valid);
   size_t divmods = 0;
   for (const UOp& u : s.toposort()) divmods += u.op() == Op::IDiv || u.op() == Op::Mod;
@@ -289,7 +285,7 @@ TEST(SimplifyGiven, APaddedUpsampledIndexFoldsItsDivisions) {
   for (int64_t v = 1; v <= 192; ++v) ASSERT_EQ(eval(s, {{"i", v}})->i, eval(idx, {{"i", v}})->i) << v;
   // No clause that narrows a bound, or an unsatisfiable one: the index as it was.
   EXPECT_EQ(simplify_given(idx, i.lt(I(500))), idx);
-  EXPECT_EQ(simplify_given(idx, at_least(i, 9) & i.lt(I(3))), idx);
+  EXPECT_EQ(simplify_given(idx, i.ge(I(9)) & i.lt(I(3))), idx);
 }
 
 TEST(SimplifyGiven, PropertyAgreesWhereTheMaskHolds) {
@@ -304,7 +300,8 @@ TEST(SimplifyGiven, PropertyAgreesWhereTheMaskHolds) {
       const UOp x =
           g.pick(0, 1) ? g.vars[size_t(g.pick(0, 3))] : parts[size_t(g.pick(0, int64_t(parts.size()) - 1))];
       if (!x.dtype().is_int()) continue;
-      const UOp clause = g.pick(0, 1) ? x.lt(I(g.pick(-3, 20))) : at_least(x, g.pick(-3, 20));
+      const int64_t c = g.pick(-3, 20), form = g.pick(0, 2);
+      const UOp clause = form == 0 ? x.lt(I(c)) : form == 1 ? x.ge(I(c)) : I(c).lt(x);
       valid = valid ? (valid & clause) : clause;
     }
     if (!valid) continue;
