@@ -87,18 +87,17 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       return false;
     };
     // Columns: an output axis stored and loaded contiguously that some load broadcasts (a matmul's or a
-    // conv's output columns). A multiple of the vector width is tiled by whole vectors; failing that, an
-    // axis of at most two vectors (a 26- or 11-wide conv row, a 10-class linear) is upcast whole, its
-    // ragged end packed into narrower vectors by vectorize.h.
+    // conv's output columns). A multiple of the vector width is tiled by whole vectors; failing that, a
+    // ragged axis is upcast whole or by a divisor (below), its ragged end packed into narrower vectors by
+    // vectorize.h.
     auto col_ok = [&](const Piece& q) {
       return contiguous_out(q.axis) && stride_is(loads, q.axis, 1) && broadcast(q.axis);
     };
     std::optional<size_t> col, row;
     for (size_t i : pieces_of(AxisKind::Global))
       if (!col && plan.pieces[i].size % vw == 0 && col_ok(plan.pieces[i])) col = i;
-    // Ragged columns are upcast by `width` lanes: the whole axis when it fits two vectors, else its largest
-    // divisor between one and two vectors (a 6625-class linear layer: 25 = 16 + 8 + 1 lanes).
-    bool whole = false;
+    // Ragged columns are upcast by `width` lanes (0: not ragged): the whole axis when it fits two vectors,
+    // else its largest divisor between one and two vectors (a 6625-class linear layer: 25 = 16 + 8 + 1).
     int64_t width = 0;
     auto ragged_width = [&](int64_t size) -> int64_t {
       if (size >= 4 && size <= 2 * vw) return size;
@@ -109,7 +108,7 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
     if (!col)
       for (size_t i : pieces_of(AxisKind::Global))
         if (!col && col_ok(plan.pieces[i]))
-          if (int64_t w = ragged_width(plan.pieces[i].size)) col = i, whole = true, width = w;
+          if (int64_t w = ragged_width(plan.pieces[i].size)) col = i, width = w;
     // Rows: an axis some load broadcasts; best one the load read along the columns broadcasts (a conv's
     // output channels, not its output rows), so each column vector loaded serves every row.
     auto serves_rows = [&](int64_t axis) {
@@ -121,7 +120,7 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       if (col && i != *col && plan.pieces[i].size % kCpuTileRows == 0 && broadcast(plan.pieces[i].axis) &&
           (!row || serves_rows(plan.pieces[i].axis) || !serves_rows(plan.pieces[*row].axis)))
         row = i;
-    if (col && whole && out_size / width >= caps.compute_units) {
+    if (col && width && out_size / width >= caps.compute_units) {
       // The columns, then rows while the tile's floats fit half the registers: a conv's output channels
       // by 4, then its output rows or batch by 4 or 2 (each loaded input vector serves every row), else
       // more of the same rows (a linear layer's batch). Fewer work-groups than cores x 4 are allowed: a
