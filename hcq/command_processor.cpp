@@ -419,6 +419,10 @@ void CommandProcessor::seal(bool notify) {
   std::lock_guard lk(mu_);
   inflight_.push_back(std::move(cur_));
   cur_ = Segment{};
+  if (!spare_.empty()) {  // its lists keep their capacity: no allocation per segment
+    cur_ = std::move(spare_.back());
+    spare_.pop_back();
+  }
   if (notify) done_cv_.notify_one();
 }
 
@@ -465,7 +469,11 @@ void CommandProcessor::drain(uint64_t reached, std::shared_ptr<std::string> erro
     apply(s, s.token ? error : nullptr);
     recycle_segment(s.token);
     if (s.token) error = nullptr;
+    s.completions.clear();
+    s.programs.clear();
+    s.token = s.submit_ns = 0;
     std::lock_guard lk(mu_);
+    if (spare_.size() < kSpareSegments) spare_.push_back(std::move(s));
     cv_.notify_all();
   }
 }

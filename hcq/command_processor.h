@@ -293,6 +293,9 @@ class CommandProcessor {
   SignalRef waiting_on_;
   uint64_t waiting_for_ = 0;
   std::deque<Segment> inflight_;
+  // Applied segments, emptied, for the recording thread to fill again (seal).
+  static constexpr size_t kSpareSegments = 4;
+  std::vector<Segment> spare_;
   std::shared_ptr<std::string> lost_;  // set once a fatal error happened: later work fails with it
   uint64_t last_done_ns_ = 0;
   std::mutex complete_mu_;  // held while applying finished segments (drain)
