@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <iterator>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "hcq/error.h"
@@ -139,6 +141,18 @@ int run_tool(const std::vector<std::string>& args, std::string* output, std::chr
   if (output) *output = read_file(log);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
+}
+
+std::string tool_identity(const fs::path& exe) {
+  std::ostringstream id;
+  id << "clang=" << exe.string();
+  std::error_code ec;
+  const fs::path real = fs::canonical(exe, ec);
+  struct stat st {};
+  if (!ec && ::stat(real.c_str(), &st) == 0)
+    id << " real=" << real.string() << " size=" << st.st_size << " mtime=" << st.st_mtim.tv_sec << "."
+       << st.st_mtim.tv_nsec;
+  return id.str();
 }
 
 std::string tool_version(const fs::path& exe) {

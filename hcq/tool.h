@@ -37,6 +37,11 @@ std::chrono::milliseconds tool_timeout();
 int run_tool(const std::vector<std::string>& args, std::string* output,
              std::chrono::milliseconds timeout = tool_timeout());
 
+// What identifies a tool's build for a compile cache key, without running it (a process per start would
+// cost more than most cache hits save): "clang=<path> real=<resolved path> size=<bytes> mtime=<s.ns>";
+// only the path when it cannot be resolved.
+std::string tool_identity(const std::filesystem::path& exe);
+
 // The first line `exe --version` prints, then the path: "Debian clang version 14.0.6 (/usr/bin/clang)";
 // what went wrong instead when it cannot be run (never throws).
 std::string tool_version(const std::filesystem::path& exe);

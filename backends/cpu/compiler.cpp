@@ -1,7 +1,6 @@
 #include "backends/cpu/compiler.h"
 
 #include <sched.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -70,15 +69,8 @@ std::string cpu_target() {
 class Compiler final : public hcq::Compiler {
  public:
   explicit Compiler(fs::path cache_dir) : hcq::Compiler("cpu", std::move(cache_dir)), clang_(find_clang()) {
-    // Stat, not `clang --version`: identifying the compiler must not cost a process on every start.
     std::ostringstream id;
-    id << "clang=" << clang_.string();
-    std::error_code ec;
-    fs::path real = fs::canonical(clang_, ec);
-    struct stat st {};
-    if (!ec && ::stat(real.c_str(), &st) == 0)
-      id << " real=" << real.string() << " size=" << st.st_size << " mtime=" << st.st_mtim.tv_sec << "."
-         << st.st_mtim.tv_nsec;
+    id << hcq::tool_identity(clang_);
     for (const std::string& f : kFlags) id << ' ' << f;
     id << " cpu=" << cpu_model();
     identity_ = id.str();

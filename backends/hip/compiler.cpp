@@ -1,6 +1,5 @@
 #include "backends/hip/compiler.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -79,13 +78,7 @@ class Compiler final : public hcq::Compiler {
         arch_(std::move(arch)),
         clang_(find_clang(arch_, &why_)) {
     std::ostringstream id;
-    id << "clang=" << clang_.string();
-    std::error_code ec;
-    fs::path real = fs::canonical(clang_, ec);
-    struct stat st {};
-    if (!ec && ::stat(real.c_str(), &st) == 0)
-      id << " real=" << real.string() << " size=" << st.st_size << " mtime=" << st.st_mtim.tv_sec << "."
-         << st.st_mtim.tv_nsec;
+    id << hcq::tool_identity(clang_);
     for (const std::string& f : kFlags) id << ' ' << f;
     id << " --offload-arch=" << arch_;
     identity_ = id.str();

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -248,6 +249,21 @@ TEST(RunTool, AHungToolIsStoppedAtItsTimeLimit) {
     EXPECT_NE(std::string(e.what()).find("SLUICE_COMPILE_TIMEOUT"), std::string::npos) << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+}
+
+// A compiler is told apart by what its path resolves to, and a rebuilt one by its size and time: the
+// compile cache must not serve objects of the old one. A path that does not resolve is its own identity.
+TEST(ToolIdentity, FollowsLinksAndChangesWhenTheToolIsReplaced) {
+  hcq::TempDir dir("sluice-identitytest");
+  const fs::path tool = dir.path() / "cc-real", link = dir.path() / "cc";
+  std::ofstream(tool) << "one";
+  fs::create_symlink(tool, link);
+  const std::string before = hcq::tool_identity(link);
+  EXPECT_EQ(before.rfind("clang=" + link.string() + " real=" + tool.string() + " size=3 mtime=", 0), 0u)
+      << before;
+  std::ofstream(tool) << "other";
+  EXPECT_NE(hcq::tool_identity(link), before);
+  EXPECT_EQ(hcq::tool_identity(dir.path() / "missing"), "clang=" + (dir.path() / "missing").string());
 }
 
 }  // namespace
