@@ -473,7 +473,10 @@ void CommandProcessor::drain(uint64_t reached, std::shared_ptr<std::string> erro
     s.programs.clear();
     s.token = s.submit_ns = 0;
     std::lock_guard lk(mu_);
-    if (spare_.size() < kSpareSegments) spare_.push_back(std::move(s));
+    // Not one grown by a long submission (a profiled graph): its lists would stay that large.
+    if (spare_.size() < kSpareSegments && s.completions.capacity() <= kSpareCapacity &&
+        s.programs.capacity() <= kSpareCapacity)
+      spare_.push_back(std::move(s));
     cv_.notify_all();
   }
 }

@@ -294,7 +294,7 @@ class CommandProcessor {
   uint64_t waiting_for_ = 0;
   std::deque<Segment> inflight_;
   // Applied segments, emptied, for the recording thread to fill again (seal).
-  static constexpr size_t kSpareSegments = 4;
+  static constexpr size_t kSpareSegments = 4, kSpareCapacity = 1024;
   std::vector<Segment> spare_;
   std::shared_ptr<std::string> lost_;  // set once a fatal error happened: later work fails with it
   uint64_t last_done_ns_ = 0;

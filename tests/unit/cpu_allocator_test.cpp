@@ -1,11 +1,9 @@
-// The CPU device's buffers: cache-line aligned, and one of 4 MB or more aligned to a huge page and
-// advised to use huge pages (a matmul striding through it misses the TLB less; first touching it costs a
-// fault per 2 MB, not per 4 KB).
+// The CPU device's buffers: cache-line aligned, and one of 4 MB or more a mapping of its own, aligned to a
+// huge page and advised to use huge pages (first touching it costs a fault per 2 MB, not per 4 KB).
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
