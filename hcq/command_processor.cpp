@@ -418,8 +418,9 @@ void CommandProcessor::seal(bool notify) {
   commands_ = 0;
   std::lock_guard lk(mu_);
   inflight_.push_back(std::move(cur_));
-  cur_ = Segment{};
-  if (!spare_.empty()) {  // its lists keep their capacity: no allocation per segment
+  if (spare_.empty()) {
+    cur_ = Segment{};
+  } else {  // its lists keep their capacity: no allocation per segment
     cur_ = std::move(spare_.back());
     spare_.pop_back();
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/codegen/vectorize.h"
 #include "core/ir/shape_tracker.h"
 
 namespace sluice::codegen {
@@ -125,15 +126,10 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       // by 4, then its output rows or batch by 4 or 2 (each loaded input vector serves every row), else
       // more of the same rows (a linear layer's batch). Fewer work-groups than cores x 4 are allowed: a
       // tile this short is cheap per group, and 4 groups of 16 rows beat 64 of 1.
-      // A ragged row of columns is several vectors (vectorize.cpp packs it greedily, the rest of the lanes
-      // in one more), so the accumulators are also counted as registers: never more than the machine has.
+      // A ragged row of columns is several vectors, so the accumulators are also counted as registers
+      // (registers_for_lanes): never more than the machine has.
       const int64_t budget = int64_t(caps.vector_registers) * vw / 2, groups = caps.compute_units;
-      int64_t tile = width, regs = 0, left = width;
-      std::vector<int> widths = caps.vector_widths;
-      std::sort(widths.rbegin(), widths.rend());
-      for (int w : widths)
-        while (left >= w) left -= w, ++regs;
-      regs += left > 0;
+      int64_t tile = width, regs = registers_for_lanes(width, caps.vector_widths);
       Plan p = plan;
       auto grow = [&](size_t i, int64_t f) {
         if (plan.pieces[i].size % f != 0 || tile * f > budget || regs * f > caps.vector_registers ||

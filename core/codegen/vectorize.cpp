@@ -314,6 +314,15 @@ void pack_partials(const std::vector<UOp>& topo, int width, Packer& packer) {
 
 }  // namespace
 
+int64_t registers_for_lanes(int64_t lanes, const std::vector<int>& widths_in) {
+  std::vector<int> widths = widths_in;
+  std::sort(widths.rbegin(), widths.rend());
+  int64_t regs = 0;
+  for (int w : widths)
+    for (; lanes >= w; lanes -= w) ++regs;
+  return regs + (lanes > 0);
+}
+
 UOp vectorize(const UOp& sink, const std::vector<int>& widths_in) {
   std::vector<int> widths = widths_in;
   std::sort(widths.rbegin(), widths.rend());

@@ -27,4 +27,9 @@ namespace sluice::codegen {
 
 UOp vectorize(const UOp& sink, const std::vector<int>& widths);
 
+// The registers a contiguous run of `lanes` float32 values takes on the CPU once vectorize() packs it:
+// the widest widths first, and what is left (fewer lanes than the narrowest width) in one more. A
+// register tile's accumulators are counted with it (heuristic.cpp).
+int64_t registers_for_lanes(int64_t lanes, const std::vector<int>& widths);
+
 }  // namespace sluice::codegen

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/codegen/codegen.h"
+#include "core/codegen/vectorize.h"
 #include "core/schedule/schedule.h"
 #include "runtime/device.h"
 #include "runtime/reference.h"
@@ -158,6 +159,10 @@ TEST(Heuristic, CpuRaggedColumnsAreUpcastWholeOrByADivisor) {
   const size_t accumulators = count_if(kh, Op::DefineReg, true) + count_if(kh, Op::DefineReg, false);
   EXPECT_LE(accumulators, size_t(device_target("CPU").caps.vector_registers)) << kh.str();
   EXPECT_GE(accumulators, 3u * 4u) << kh.str();
+  // The heuristic counted them as vectorize packs them: whole rows of registers_for_lanes each.
+  const int64_t per_row = codegen::registers_for_lanes(vw == 16 ? 25 : 15, widths);
+  EXPECT_EQ(per_row, 3);
+  EXPECT_EQ(accumulators % size_t(per_row), 0u) << kh.str();
   expect_matches_reference(head);
 }
 
