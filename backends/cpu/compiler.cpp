@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/clang_library.h"
 #include "hcq/error.h"
 #include "hcq/tool.h"
 
@@ -37,8 +38,9 @@ double source_cost(std::string_view src) {
   return double(src.size()) + 12e3 * loops;
 }
 // A unit must carry at least this much work to be worth a process of its own (starting clang costs
-// about as much as compiling 30 KB-equivalents).
-constexpr double kSplitCost = 64e3;
+// about as much as compiling 30 KB-equivalents), or a thread of the in-process clang (a compiler instance
+// costs ~7 ms, about 6 KB-equivalents).
+constexpr double kSplitCost = 64e3, kSplitCostInProcess = 16e3;
 
 size_t cores() {
   cpu_set_t set;
@@ -68,9 +70,14 @@ std::string cpu_target() {
 
 class Compiler final : public hcq::Compiler {
  public:
-  explicit Compiler(fs::path cache_dir) : hcq::Compiler("cpu", std::move(cache_dir)), clang_(find_clang()) {
+  explicit Compiler(fs::path cache_dir)
+      : hcq::Compiler("cpu", std::move(cache_dir)),
+        clang_(find_clang()),
+        // $SLUICE_CLANG names a clang to run: a process, as asked.
+        library_(std::getenv("SLUICE_CLANG") && *std::getenv("SLUICE_CLANG") ? nullptr
+                                                                             : ClangLibrary::find()) {
     std::ostringstream id;
-    id << hcq::tool_identity(clang_);
+    id << (library_ ? "in-process " + library_->identity() : hcq::tool_identity(clang_));
     for (const std::string& f : kFlags) id << ' ' << f;
     id << " cpu=" << cpu_model();
     identity_ = id.str();
@@ -78,7 +85,9 @@ class Compiler final : public hcq::Compiler {
 
  protected:
   std::string identity() const override { return identity_; }
-  std::string description() const override { return hcq::tool_version(clang_); }
+  std::string description() const override {
+    return library_ ? library_->version() : hcq::tool_version(clang_);
+  }
   // An object runs wherever the processor is the same: no clang is needed to load it.
   std::string binary_target() const override { return target_; }
 
@@ -86,11 +95,18 @@ class Compiler final : public hcq::Compiler {
   size_t parallel_units(std::span<const std::string_view> misses) const override {
     double total = 0;
     for (std::string_view s : misses) total += source_cost(s);
-    return std::clamp<size_t>(size_t(total / kSplitCost), 1, cores_);
+    return std::clamp<size_t>(size_t(total / (library_ ? kSplitCostInProcess : kSplitCost)), 1, cores_);
   }
   double compile_cost(std::string_view source) const override { return source_cost(source); }
 
   hcq::Binary compile_unit(std::span<const std::string_view> sources) override {
+    if (library_) {
+      try {
+        return library_->compile(kFlags, sources);
+      } catch (const ClangLibrary::LoadError&) {
+        // Logged once by the library; its objects and a process's are interchangeable (binary_target()).
+      }
+    }
     if (clang_.empty())
       SLUICE_FAIL(hcq::CompileError, "compile") << "clang not found on PATH (set SLUICE_CLANG)";
     hcq::TempDir dir("sluice-cc");
@@ -116,6 +132,7 @@ class Compiler final : public hcq::Compiler {
 
  private:
   fs::path clang_;
+  ClangLibrary* library_;  // the in-process clang, or nullptr: a clang process per unit
   std::string identity_, target_ = cpu_target();
   size_t cores_ = cores();
 };

@@ -1,13 +1,16 @@
 #pragma once
-// The CPU compiler: C source to a relocatable object with clang,
-//   clang -O2 -c -fPIC -march=native -fno-math-errno -x c <unit.c> -o <unit.o>
+// The CPU compiler: C source to a relocatable object, as by
+//   clang -O2 -c -fPIC -march=native -fno-math-errno -fno-unroll-loops -x c <unit.c> -o <unit.o>
 // which backends/cpu/program.h loads with our own ELF loader (no link step, no dlopen). Cached on disk
-// (hcq/compiler.h). compile_many splits a batch that is big enough into up to one unit per core (each
-// unit must carry more compile work than starting clang costs), compiled by concurrent clang processes;
-// a small batch stays one unit, one process. The cache key covers the clang binary (resolved path, size,
-// modification time: an upgrade changes it), the flags and the host CPU (-march=native output differs
-// between CPUs).
-// clang is $SLUICE_CLANG if set, else `clang` on PATH; if there is none, compile throws CompileError.
+// (hcq/compiler.h). The compile runs in this process with clang's library (backends/cpu/clang_library.h)
+// when the build has it and $SLUICE_CLANG is unset, else as a clang process per unit. compile_many splits
+// a batch that is big enough into up to one unit per core (each unit must carry more compile work than a
+// process, or a compiler instance in process, costs to start), compiled at the same time; a small batch
+// stays one unit. The cache key covers the compiler (the module and libclang-cpp, or the clang binary:
+// resolved path, size, modification time, so an upgrade changes it), the flags and the host CPU
+// (-march=native output differs between CPUs).
+// The clang process is $SLUICE_CLANG if set, else `clang` on PATH; if there is none, compile throws
+// CompileError.
 #include <filesystem>
 #include <memory>
 

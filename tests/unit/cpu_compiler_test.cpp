@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/clang_library.h"
 #include "backends/cpu/compiler.h"
 #include "backends/cpu/elf.h"
 #include "gtest/gtest.h"
@@ -209,6 +210,86 @@ TEST_F(CpuCompiler, ACompileErrorInOneUnitCarriesItsDiagnostics) {
     EXPECT_EQ(m.rfind("[compile] ", 0), 0u) << m;
     EXPECT_NE(m.find("error"), std::string::npos) << m;
   }
+}
+
+// With the in-process clang built, kernels compile in this process; $SLUICE_CLANG asks for a clang process
+// instead (a wrapper that leaves a mark shows it ran). Both objects compute the same.
+TEST_F(CpuCompiler, CompilesInProcessUnlessSluiceClangNamesAClangToRun) {
+  if (!ClangLibrary::find()) GTEST_SKIP() << "this build has no in-process clang (libclang-14-dev)";
+  const std::string src =
+      "int scaled(const int* a, int n) { int s = 0; for (int i = 0; i < n; ++i) s += 3 * a[i]; "
+      "return s; }\n";
+  const int a[4] = {1, 2, 3, 4};
+  auto run = [&](const hcq::Binary& bin) {
+    auto img = Image::load(bin, "scaled");
+    return reinterpret_cast<int (*)(const int*, int)>(img->symbol("scaled"))(a, 4);
+  };
+  EXPECT_NE(compiler_->description().find("(in process, "), std::string::npos) << compiler_->description();
+  COMPILE_OR_SKIP(inside, src);
+  EXPECT_EQ(run(inside), 30);
+
+  const fs::path clang = find_clang(), wrapper = dir_ / "clang-wrapper", mark = dir_ / "ran";
+  ASSERT_FALSE(clang.empty());
+  {
+    std::ofstream w(wrapper);
+    w << "#!/bin/sh\ntouch '" << mark.string() << "'\nexec '" << clang.string() << "' \"$@\"\n";
+  }
+  fs::permissions(wrapper, fs::perms::owner_all);
+  ::setenv("SLUICE_CLANG", wrapper.c_str(), 1);
+  auto process = make_compiler(dir_ / "process-cache");
+  ::unsetenv("SLUICE_CLANG");
+  EXPECT_EQ(process->description().find("(in process, "), std::string::npos) << process->description();
+  EXPECT_EQ(run(process->compile(src)), 30);
+  EXPECT_TRUE(fs::exists(mark)) << "no clang process ran";
+}
+
+bool llvm_is_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  const std::string all((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  return all.find("libclang-cpp") != std::string::npos;
+}
+
+// LLVM is loaded on the first compile that misses the cache, never before: a process that finds every
+// kernel cached (here, filled by a child process) does without it.
+// Not a CpuCompiler fixture test: this one makes its compilers itself, after checking LLVM is not there yet.
+TEST(ClangLibrary, AProcessThatFindsEveryKernelCachedNeverLoadsLlvm) {
+  if (!ClangLibrary::find()) GTEST_SKIP() << "this build has no in-process clang (libclang-14-dev)";
+  if (llvm_is_mapped()) GTEST_SKIP() << "an earlier test of this process loaded LLVM (ctest runs each alone)";
+  const fs::path dir = fs::temp_directory_path() / ("sluice-cached-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string src = "int cached(void) { return 7; }\n";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      make_compiler(dir)->compile(src);
+    } catch (...) { ::_exit(1); }
+    ::_exit(0);
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child could not compile";
+  auto again = make_compiler(dir);
+  auto img = Image::load(again->compile(src), "cached");
+  EXPECT_EQ(reinterpret_cast<int (*)()>(img->symbol("cached"))(), 7);
+  EXPECT_EQ(again->invocations(), 0u);
+  EXPECT_FALSE(llvm_is_mapped());
+
+  fs::remove_all(dir);
+}
+
+// A module that cannot be loaded is a LoadError naming it (the compiler then runs a clang process).
+TEST(ClangLibrary, AModuleThatCannotBeLoadedIsALoadErrorNamingIt) {
+  ClangLibrary missing("/nonexistent/libsluice_clang.so");
+  const std::string flags[] = {"-c"};
+  const std::string_view sources[] = {"int f(void) { return 1; }"};
+  try {
+    missing.compile(flags, sources);
+    FAIL() << "loading should fail";
+  } catch (const ClangLibrary::LoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/libsluice_clang.so"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(missing.version().find("cannot load"), std::string::npos) << missing.version();
 }
 
 // A compile killed with SIGKILL leaves its scratch directory behind; the next process's first compile

@@ -1,0 +1,122 @@
+// The in-process clang (backends/cpu/clang_library.h): a module of its own, linked against Debian's
+// libclang-cpp and libLLVM, which libsluice dlopens on its first compile. Only this file sees clang's C++
+// API; libsluice talks to it through the two C functions below, so a process that finds every kernel in
+// its cache never loads LLVM (~100 ms of relocations and page faults on a small machine).
+//
+// Each call compiles in a CompilerInstance of its own (own LLVMContext, own diagnostics), so calls run on
+// several threads at once. The source and the object stay in memory: the driver sees the source through
+// an in-memory file system laid over the real one (system headers still resolve), and the object is
+// written into a buffer.
+#include <dlfcn.h>
+
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/Basic/Version.h>
+#include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Frontend/Utils.h>
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/VirtualFileSystem.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <exception>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/clang_library.h"
+
+namespace {
+
+// The clang executable this library is the core of (<lib>/../bin/clang): the driver finds its resource
+// directory (clang's own headers) from it, as a clang process does from its own path. The executable
+// itself need not exist.
+const std::string& clang_path() {
+  static const std::string path = [] {
+    Dl_info info{};
+    if (!::dladdr(reinterpret_cast<void*>(&clang::getClangFullVersion), &info) || !info.dli_fname)
+      return std::string("clang");
+    llvm::SmallString<256> lib;
+    if (llvm::sys::fs::real_path(info.dli_fname, lib)) lib = info.dli_fname;
+    llvm::SmallString<256> exe = llvm::sys::path::parent_path(llvm::sys::path::parent_path(lib));
+    llvm::sys::path::append(exe, "bin", "clang");
+    return std::string(exe);
+  }();
+  return path;
+}
+
+void init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+int compile(const char* const* flags, int n_flags, std::string_view source, void* ctx,
+            sluice_clang_sink object, sluice_clang_sink diagnostics) {
+  init_once();
+  std::string log;
+  llvm::raw_string_ostream log_stream(log);
+  auto report = [&](int status) {
+    log_stream.flush();
+    diagnostics(ctx, log.data(), log.size());
+    return status;
+  };
+  constexpr const char* kInput = "/sluice-in-memory/unit.c";
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  memory->addFile(kInput, 0,
+                  llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(source.data(), source.size()), kInput,
+                                                   /*RequiresNullTerminator=*/false));
+  auto files = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+  files->pushOverlay(memory);
+
+  std::vector<const char*> args = {clang_path().c_str()};
+  args.insert(args.end(), flags, flags + n_flags);
+  args.insert(args.end(), {kInput, "-o", "/sluice-in-memory/unit.o"});
+  auto options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+  auto driver_diags = clang::CompilerInstance::createDiagnostics(
+      options.get(), new clang::TextDiagnosticPrinter(log_stream, options.get()));
+  std::shared_ptr<clang::CompilerInvocation> invocation =
+      clang::createInvocationFromCommandLine(args, driver_diags, files);
+  if (!invocation) return report(1);
+
+  clang::CompilerInstance ci;
+  ci.setInvocation(std::move(invocation));
+  ci.createDiagnostics(new clang::TextDiagnosticPrinter(log_stream, &ci.getDiagnosticOpts()));
+  ci.createFileManager(files);
+  llvm::SmallVector<char, 0> bytes;
+  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(bytes));
+  clang::EmitObjAction action;
+  if (!ci.ExecuteAction(action) || bytes.empty()) return report(1);
+  object(ctx, bytes.data(), bytes.size());
+  return report(0);
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int sluice_clang_compile(const char* const* flags,
+                                                                           int n_flags, const char* source,
+                                                                           size_t size, void* ctx,
+                                                                           sluice_clang_sink object,
+                                                                           sluice_clang_sink diagnostics) {
+  try {
+    return compile(flags, n_flags, std::string_view(source, size), ctx, object, diagnostics);
+  } catch (const std::exception& e) {  // out of memory; nothing else here throws
+    const std::string why = std::string("in-process clang: ") + e.what();
+    diagnostics(ctx, why.data(), why.size());
+    return 1;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) const char* sluice_clang_version() {
+  static const std::string version = clang::getClangFullVersion() + " (in process, " + clang_path() + ")";
+  return version.c_str();
+}
