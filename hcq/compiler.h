@@ -6,8 +6,8 @@
 //   identity (version, flags, target: whatever changes the output) and the source, so a second compile
 //   of the same source, in this process or any later one, reads the cached file and runs no compiler.
 // - compile_many(srcs) compiles the sources that miss the cache in as few translation units as it can (a
-//   compiler process costs tens of milliseconds): one, unless the backend's parallel_units() asks for
-//   more, in which case the misses are split into that many units of about equal cost (longest first onto
+//   compiler run costs milliseconds, a process tens of them): one, unless the backend's parallel_units() asks
+//   for more, in which case the misses are split into that many units of about equal cost (longest first onto
 //   the lightest unit) compiled at the same time on as many threads. Each source's result is cached under
 //   its own key. The sources of a batch must not define the same symbol (the renderer gives each kernel a
 //   unique name). The binary returned for a source may hold other kernels of its unit.
@@ -51,7 +51,7 @@ class Compiler {
   Binary compile(std::string_view source);
   std::vector<Binary> compile_many(std::span<const std::string> sources);
 
-  uint64_t invocations() const { return invocations_.load(); }  // compile_unit calls (compiler processes)
+  uint64_t invocations() const { return invocations_.load(); }  // compile_unit calls (compiler runs)
   uint64_t cache_hits() const { return cache_hits_.load(); }
   uint64_t cache_rejects() const { return cache_rejects_.load(); }  // damaged entries discarded
 

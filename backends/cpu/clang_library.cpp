@@ -15,8 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Where the build put the module and where `cmake --install` puts it (backends/CMakeLists.txt), and the
-// libclang-cpp it links; SLUICE_CLANG_MODULES is undefined when this build has no module.
+// Where the module may be, ':'-separated: relative to the file that holds this code (an executable in
+// <prefix>/bin, or libsluice.so in <prefix>/lib: an installed tree may move), then where the build put it;
+// and the libclang-cpp it links. SLUICE_CLANG_MODULES is undefined when this build has no module.
 #ifdef SLUICE_CLANG_MODULES
 constexpr const char* kModules = SLUICE_CLANG_MODULES;
 constexpr const char* kLibclang = SLUICE_CLANG_LIBRARY;
@@ -25,14 +26,30 @@ constexpr const char* kModules = "";
 constexpr const char* kLibclang = "";
 #endif
 
+// The directory of the executable or shared library this code was linked into.
+fs::path own_directory() {
+  Dl_info info{};
+  std::error_code ec;
+  if (::dladdr(reinterpret_cast<void*>(&own_directory), &info) && info.dli_fname &&
+      std::string_view(info.dli_fname).find(".so") != std::string_view::npos)
+    return fs::canonical(info.dli_fname, ec).parent_path();
+  return fs::read_symlink("/proc/self/exe", ec).parent_path();  // the main program: dladdr gives argv[0]
+}
+
+// The sinks run inside the module's C functions: nothing may throw through them (an object that cannot
+// be kept stays empty, which compile() reports).
 struct Sinks {
   hcq::Binary object;
   std::string diagnostics;
-  static void put_object(void* ctx, const char* data, size_t size) {
-    static_cast<Sinks*>(ctx)->object.assign(data, data + size);
+  static void put_object(void* ctx, const char* data, size_t size) noexcept {
+    try {
+      static_cast<Sinks*>(ctx)->object.assign(data, data + size);
+    } catch (...) { static_cast<Sinks*>(ctx)->object.clear(); }
   }
-  static void put_diagnostics(void* ctx, const char* data, size_t size) {
-    static_cast<Sinks*>(ctx)->diagnostics.assign(data, size);
+  static void put_diagnostics(void* ctx, const char* data, size_t size) noexcept {
+    try {
+      static_cast<Sinks*>(ctx)->diagnostics.assign(data, size);
+    } catch (...) {}
   }
 };
 
@@ -41,10 +58,11 @@ struct Sinks {
 ClangLibrary* ClangLibrary::find() {
   static ClangLibrary* const library = []() -> ClangLibrary* {
     std::stringstream paths(kModules);
-    for (std::string path; std::getline(paths, path, ':');) {
+    for (std::string entry; std::getline(paths, entry, ':');) {
       std::error_code ec;
-      if (!path.empty() && fs::is_regular_file(path, ec))
-        return new ClangLibrary(path);  // lives as long as the process
+      const fs::path path = entry.empty() || entry[0] == '/' ? fs::path(entry) : own_directory() / entry;
+      if (!entry.empty() && fs::is_regular_file(path, ec))
+        return new ClangLibrary(fs::canonical(path, ec).string());  // lives as long as the process
     }
     return nullptr;
   }();
@@ -64,6 +82,7 @@ void ClangLibrary::load() {
       version_ = reinterpret_cast<sluice_clang_version_fn>(::dlsym(handle, "sluice_clang_version"));
     }
     if (!compile_ || !version_) {
+      compile_ = nullptr, version_ = nullptr;
       const char* why = ::dlerror();
       load_error_ = "cannot load the in-process clang " + path_ + ": " + (why ? why : "symbols missing");
       log_message(LogLevel::Info, load_error_ + "; compiling with a clang process");

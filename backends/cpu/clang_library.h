@@ -17,7 +17,9 @@
 //   module cannot be loaded (the caller then runs a clang process instead).
 // - version(): clang's version and where it runs from, for people; loads the module.
 // Threading: every member is thread-safe; compiles run concurrently, each in its own compiler instance.
-// Limits: an in-process compile has no timeout (SLUICE_COMPILE_TIMEOUT bounds a clang process only).
+// Limits: an in-process compile has no timeout (SLUICE_COMPILE_TIMEOUT bounds a clang process only), and
+// what would end a clang process (an LLVM fatal error, a crash in clang) ends this one: $SLUICE_CLANG=clang
+// keeps the compiler out of the process.
 #include <cstddef>
 
 // The module's C interface (dlsym'ed by name): each sink receives bytes once, when the compile ends.

@@ -13,12 +13,15 @@
 #include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Basic/Version.h>
 #include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Driver/Compilation.h>
+#include <clang/Driver/Driver.h>
+#include <clang/Driver/Job.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
-#include <clang/Frontend/Utils.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/TargetSelect.h>
@@ -77,16 +80,29 @@ int compile(const char* const* flags, int n_flags, std::string_view source, void
                                                    /*RequiresNullTerminator=*/false));
   auto files = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
   files->pushOverlay(memory);
+  auto options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+  clang::DiagnosticsEngine diags(llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>(), options.get(),
+                                 new clang::TextDiagnosticPrinter(log_stream, options.get()));
 
+  // The driver turns the command line into the one compile job a clang process would run for it (the
+  // same -cc1 arguments: target CPU and features, optimization and vectorization flags, PIC).
   std::vector<const char*> args = {clang_path().c_str()};
   args.insert(args.end(), flags, flags + n_flags);
   args.insert(args.end(), {kInput, "-o", "/sluice-in-memory/unit.o"});
-  auto options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-  auto driver_diags = clang::CompilerInstance::createDiagnostics(
-      options.get(), new clang::TextDiagnosticPrinter(log_stream, options.get()));
-  std::shared_ptr<clang::CompilerInvocation> invocation =
-      clang::createInvocationFromCommandLine(args, driver_diags, files);
-  if (!invocation) return report(1);
+  clang::driver::Driver driver(args[0], llvm::sys::getDefaultTargetTriple(), diags, "clang", files);
+  std::unique_ptr<clang::driver::Compilation> compilation(driver.BuildCompilation(args));
+  if (!compilation || diags.hasErrorOccurred()) return report(1);
+  const clang::driver::JobList& jobs = compilation->getJobs();
+  if (jobs.size() != 1 || !llvm::isa<clang::driver::Command>(*jobs.begin())) {
+    log_stream << "in-process clang: the command line makes " << jobs.size() << " jobs, not one compile\n";
+    return report(1);
+  }
+  const llvm::opt::ArgStringList& cc1 = llvm::cast<clang::driver::Command>(*jobs.begin()).getArguments();
+  auto invocation = std::make_shared<clang::CompilerInvocation>();
+  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, cc1, diags, args[0])) return report(1);
+  // -cc1 frees nothing at exit (the process ends anyway); here each compile must give its memory back.
+  invocation->getFrontendOpts().DisableFree = false;
+  invocation->getCodeGenOpts().DisableFree = false;
 
   clang::CompilerInstance ci;
   ci.setInvocation(std::move(invocation));

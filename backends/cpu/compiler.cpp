@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -95,7 +96,8 @@ class Compiler final : public hcq::Compiler {
   size_t parallel_units(std::span<const std::string_view> misses) const override {
     double total = 0;
     for (std::string_view s : misses) total += source_cost(s);
-    return std::clamp<size_t>(size_t(total / (library_ ? kSplitCostInProcess : kSplitCost)), 1, cores_);
+    const bool in_process = library_ && !fell_back_.load(std::memory_order_relaxed);
+    return std::clamp<size_t>(size_t(total / (in_process ? kSplitCostInProcess : kSplitCost)), 1, cores_);
   }
   double compile_cost(std::string_view source) const override { return source_cost(source); }
 
@@ -105,6 +107,7 @@ class Compiler final : public hcq::Compiler {
         return library_->compile(kFlags, sources);
       } catch (const ClangLibrary::LoadError&) {
         // Logged once by the library; its objects and a process's are interchangeable (binary_target()).
+        fell_back_.store(true, std::memory_order_relaxed);
       }
     }
     if (clang_.empty())
@@ -132,7 +135,8 @@ class Compiler final : public hcq::Compiler {
 
  private:
   fs::path clang_;
-  ClangLibrary* library_;  // the in-process clang, or nullptr: a clang process per unit
+  ClangLibrary* library_;               // the in-process clang, or nullptr: a clang process per unit
+  std::atomic<bool> fell_back_{false};  // the library could not be loaded: processes after all
   std::string identity_, target_ = cpu_target();
   size_t cores_ = cores();
 };
