@@ -9,8 +9,10 @@
 #include "base/log.h"
 #include "core/codegen/codegen.h"
 #include "core/codegen/estimate.h"
+#include "core/codegen/heuristic.h"
 #include "core/codegen/opts.h"
 #include "core/codegen/search.h"
+#include "core/schedule/pack.h"
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/debug_report.h"
@@ -272,7 +274,47 @@ thread_local uint64_t schedules_run = 0;
 }
 uint64_t schedules_run_on_this_thread() { return schedules_run; }
 
+const std::vector<ScheduleItem>& Realizer::with_panels(const std::vector<ScheduleItem>& items,
+                                                       std::vector<ScheduleItem>& storage) {
+  const int64_t width = codegen::panel_width(target_.caps);
+  if (width == 0) return items;
+  std::lock_guard lock(mu_);
+  if (panel_plans_.size() > 1024 || panel_buffers_.size() > 1024)
+    panel_plans_.clear(), panel_buffers_.clear();
+  bool any = false;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const ScheduleItem& it = items[i];
+    const std::optional<PanelPlan>* plan = nullptr;
+    if (it.ast.op() == Op::Sink && item_device(it, dev_.name()) == dev_.name()) {
+      auto [p, fresh] = panel_plans_.try_emplace(it.ast);
+      if (fresh)
+        if (auto two = pack_columns(it, width)) {
+          size_t operand = 0;
+          while (operand < it.bufs.size() && (*two)[1].bufs[operand] == it.bufs[operand]) ++operand;
+          p->second = PanelPlan{(*two)[0].ast, (*two)[1].ast, operand, (*two)[0].bufs[0].arg_as<int64_t>()};
+          panel_buffers_.try_emplace(it.bufs[operand], (*two)[0].bufs[0]);
+        }
+      plan = &p->second;
+    }
+    if (!plan || !*plan) {
+      if (any) storage.push_back(it);
+      continue;
+    }
+    if (!any) storage.assign(items.begin(), items.begin() + int64_t(i)), any = true;
+    const PanelPlan& pp = **plan;
+    const UOp& b = it.bufs[pp.operand];
+    auto [pb, fresh] = panel_buffers_.try_emplace(b);
+    if (fresh) pb->second = UOp::new_buffer(b.device(), b.dtype(), pp.elements);
+    storage.push_back(ScheduleItem{pp.pack, {pb->second, b}, it.metadata});
+    storage.push_back(ScheduleItem{pp.matmul, it.bufs, it.metadata});
+    storage.back().bufs[pp.operand] = pb->second;
+  }
+  return any ? storage : items;
+}
+
 void Realizer::run_schedule(const Schedule& s, RealizeReport* report, Capture* capture) {
+  std::vector<ScheduleItem> storage;
+  const std::vector<ScheduleItem>& items = with_panels(s.items, storage);
   ++schedules_run;
   const int debug = debug_level();
   const bool timed = debug >= 1 || profiling_enabled();
@@ -283,10 +325,10 @@ void Realizer::run_schedule(const Schedule& s, RealizeReport* report, Capture* c
   std::vector<std::shared_ptr<Buffer>> used;
   std::vector<hcq::Device*> devices;
   std::vector<const ScheduleItem*> seg;
-  for (size_t i = 0; i < s.items.size();) {
-    const std::string d = item_device(s.items[i], dev_.name());
+  for (size_t i = 0; i < items.size();) {
+    const std::string d = item_device(items[i], dev_.name());
     seg.clear();
-    for (; i < s.items.size() && item_device(s.items[i], dev_.name()) == d; ++i) seg.push_back(&s.items[i]);
+    for (; i < items.size() && item_device(items[i], dev_.name()) == d; ++i) seg.push_back(&items[i]);
     Realizer& r = d == dev_.name() ? *this : realizer(d);
     if (timed) r.dev_.set_profiling(true);
     r.execute(seg, rep, capture, used);
@@ -300,7 +342,7 @@ void Realizer::run_schedule(const Schedule& s, RealizeReport* report, Capture* c
         rep.guard_violations.push_back("buffer of " + std::to_string(b->size()) + " " + b->dtype().name() +
                                        ": " + v);
   }
-  if (debug >= 1 && !s.items.empty()) {  // a realize of realized tensors has nothing to say
+  if (debug >= 1 && !items.empty()) {  // a realize of realized tensors has nothing to say
     const double wall_ns =
         std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     std::vector<hcq::ProfileRecord> recs;

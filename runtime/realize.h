@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -137,6 +138,20 @@ class Realizer {
     RealizeReport::KernelRun run;  // as a later run reports it
   };
   std::unordered_map<UOp, Launch> by_ast_;  // launch of a known AST
+
+  // Large matmuls read their column operand from panels (core/schedule/pack.h) where the device's register
+  // tile wants them: `items` with each such kernel preceded by its pack kernel, in `storage`; `items`
+  // itself when there is none. The rewritten kernels are kept by AST, the panel buffers by operand, so a
+  // schedule run again reuses both (the pack kernel runs each time: the operand may have changed).
+  const std::vector<ScheduleItem>& with_panels(const std::vector<ScheduleItem>& items,
+                                               std::vector<ScheduleItem>& storage);
+  struct PanelPlan {
+    UOp pack, matmul;  // the two kernels' ASTs
+    size_t operand;    // the packed buffer's index in the kernel's bufs
+    int64_t elements;  // the panels' size
+  };
+  std::unordered_map<UOp, std::optional<PanelPlan>> panel_plans_;  // by the kernel's AST as scheduled
+  std::unordered_map<UOp, UOp> panel_buffers_;                     // by the operand's BUFFER: its panels
 };
 
 // How many schedules this thread has run (realize and run_schedule calls), so that the JIT can tell that

@@ -38,7 +38,16 @@ struct LoadInfo {
   std::vector<std::optional<int64_t>> strides;  // per axis of F (F-shaped views only)
 };
 
+int64_t widest(const DeviceCaps& caps) {
+  return caps.vector_widths.empty() ? 0
+                                    : *std::max_element(caps.vector_widths.begin(), caps.vector_widths.end());
+}
+// Wide vectors and no work-groups: step 0's register tile.
+bool has_cpu_tile(const DeviceCaps& caps) { return !caps.has_local && widest(caps) >= 8; }
+
 }  // namespace
+
+int64_t panel_width(const DeviceCaps& caps) { return has_cpu_tile(caps) ? 2 * widest(caps) : 0; }
 
 void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   const Shape& F = plan.full_shape;
@@ -76,10 +85,8 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   const int64_t out_size = plan.product(AxisKind::Global);
 
   // 0. register tile on a CPU (wide vectors, no work-groups).
-  const int64_t vw = caps.vector_widths.empty()
-                         ? 0
-                         : *std::max_element(caps.vector_widths.begin(), caps.vector_widths.end());
-  const bool cpu_tile = !caps.has_local && vw >= 8;
+  const int64_t vw = widest(caps);
+  const bool cpu_tile = has_cpu_tile(caps);
   // (contiguous_out below also requires every store to be an output-shaped float32 one.)
   if (cpu_tile && reduce_op == Op::Add && !pieces_of(AxisKind::Loop).empty()) {
     auto stride_is = [](const std::vector<LoadInfo>& ls, int64_t axis, int64_t v) {

@@ -28,4 +28,8 @@ namespace sluice::codegen {
 
 void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps);
 
+// The columns of step 0's matmul tile on a CPU (two of its widest vectors): the panel width a large
+// matmul's column operand is packed to (core/schedule/pack.h); 0 where there is no such tile.
+int64_t panel_width(const DeviceCaps& caps);
+
 }  // namespace sluice::codegen

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "host_values.h"
 #include "runtime/device.h"
 #include "runtime/tensor.h"
 #include "test_devices.h"
@@ -18,14 +19,8 @@
 namespace sluice {
 namespace {
 
-std::vector<float> values(int64_t n, uint32_t seed) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) {
-    seed = seed * 1664525u + 1013904223u;
-    x = float(seed >> 8) / float(1u << 24) * 2.f - 1.f;
-  }
-  return v;
-}
+using testing_values::expect_close;
+using testing_values::values;
 
 struct Conv {  // a 2-d convolution's sizes; conv1d is H = 1
   int64_t bs, cin, h, w, cout, kh, kw, groups = 1, sh = 1, sw = 1, top = 0, left = 0, bottom = 0, right = 0;
@@ -53,12 +48,6 @@ std::vector<double> naive_conv(const Conv& c, const std::vector<float>& in, cons
           out[size_t(((n * c.cout + co) * oh + y) * ow + x)] = acc;
         }
   return out;
-}
-
-void expect_close(const std::vector<float>& got, const std::vector<double>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < want.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::abs(want[i])) << what << ": element " << i;
 }
 
 class ConvPaths : public testing::TestWithParam<std::string> {
