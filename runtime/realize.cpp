@@ -279,8 +279,7 @@ const std::vector<ScheduleItem>& Realizer::with_panels(const std::vector<Schedul
   const int64_t width = codegen::panel_width(target_.caps);
   if (width == 0) return items;
   std::lock_guard lock(mu_);
-  if (panel_plans_.size() > 1024 || panel_buffers_.size() > 1024)
-    panel_plans_.clear(), panel_buffers_.clear();
+  if (panel_plans_.size() > 4096) panel_plans_.clear();  // ASTs only: they hold no device memory
   bool any = false;
   for (size_t i = 0; i < items.size(); ++i) {
     const ScheduleItem& it = items[i];
@@ -292,7 +291,6 @@ const std::vector<ScheduleItem>& Realizer::with_panels(const std::vector<Schedul
           size_t operand = 0;
           while (operand < it.bufs.size() && (*two)[1].bufs[operand] == it.bufs[operand]) ++operand;
           p->second = PanelPlan{(*two)[0].ast, (*two)[1].ast, operand, (*two)[0].bufs[0].arg_as<int64_t>()};
-          panel_buffers_.try_emplace(it.bufs[operand], (*two)[0].bufs[0]);
         }
       plan = &p->second;
     }
@@ -303,11 +301,10 @@ const std::vector<ScheduleItem>& Realizer::with_panels(const std::vector<Schedul
     if (!any) storage.assign(items.begin(), items.begin() + int64_t(i)), any = true;
     const PanelPlan& pp = **plan;
     const UOp& b = it.bufs[pp.operand];
-    auto [pb, fresh] = panel_buffers_.try_emplace(b);
-    if (fresh) pb->second = UOp::new_buffer(b.device(), b.dtype(), pp.elements);
-    storage.push_back(ScheduleItem{pp.pack, {pb->second, b}, it.metadata});
+    const UOp panels = UOp::new_buffer(b.device(), b.dtype(), pp.elements);
+    storage.push_back(ScheduleItem{pp.pack, {panels, b}, {"pack"}});
     storage.push_back(ScheduleItem{pp.matmul, it.bufs, it.metadata});
-    storage.back().bufs[pp.operand] = pb->second;
+    storage.back().bufs[pp.operand] = panels;
   }
   return any ? storage : items;
 }

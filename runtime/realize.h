@@ -59,7 +59,7 @@ struct RealizeReport {
     uint64_t flops = 0, bytes = 0;  // codegen's estimates (core/codegen/estimate.h)
     std::string opts;               // the optimization actions it was built with (codegen/search.h opts_str)
   };
-  std::vector<KernelRun> kernels;  // the compute items, in schedule order
+  std::vector<KernelRun> kernels;  // the compute items, in schedule order (with panel packs, with_panels)
   size_t copies = 0;
   uint64_t compiler_invocations = 0, compiler_cache_hits = 0;  // of this run's batch
   // Host time spent scheduling (realize only), lowering and rendering kernels, and compiling them.
@@ -141,8 +141,9 @@ class Realizer {
 
   // Large matmuls read their column operand from panels (core/schedule/pack.h) where the device's register
   // tile wants them: `items` with each such kernel preceded by its pack kernel, in `storage`; `items`
-  // itself when there is none. The rewritten kernels are kept by AST, the panel buffers by operand, so a
-  // schedule run again reuses both (the pack kernel runs each time: the operand may have changed).
+  // itself when there is none. The rewritten kernels are kept by AST; the panels are a new intermediate
+  // BUFFER each run (the allocator's cache hands the same memory back once the device is done with it),
+  // so nothing here keeps an operand or its panels alive.
   const std::vector<ScheduleItem>& with_panels(const std::vector<ScheduleItem>& items,
                                                std::vector<ScheduleItem>& storage);
   struct PanelPlan {
@@ -151,7 +152,6 @@ class Realizer {
     int64_t elements;  // the panels' size
   };
   std::unordered_map<UOp, std::optional<PanelPlan>> panel_plans_;  // by the kernel's AST as scheduled
-  std::unordered_map<UOp, UOp> panel_buffers_;                     // by the operand's BUFFER: its panels
 };
 
 // How many schedules this thread has run (realize and run_schedule calls), so that the JIT can tell that

@@ -19,8 +19,8 @@
 namespace sluice {
 namespace {
 
-using testing_values::expect_close;
 using testing_devices::devices_with_values;
+using testing_values::expect_close;
 using testing_values::values;
 
 // relu(a @ b + bias), a: m x k, b: k x n, in double.
@@ -43,34 +43,45 @@ class MatmulPanels : public testing::TestWithParam<std::string> {
   }
 };
 
-// 256 rows, 512 reduction steps, 288 columns (nine panels of 32, or eighteen of 16), a bias and a relu fused
-// after the reduction.
-TEST_P(MatmulPanels, ALargeMatmulMatchesPlainLoopsAndPacksAgainWhenItsOperandChanges) {
-  const std::string& dev = GetParam();
+// How many kernels the CPU device runs for one matmul: a pack kernel and the matmul where its tile packs.
+size_t cpu_kernels() {
+  std::unique_ptr<hcq::Device> cpu = cpu::open_device(0);
+  return codegen::panel_width(cpu::target(*cpu).caps) > 0 ? 2 : 1;
+}
+
+// relu(a @ b + bias) with 256 rows, 512 reduction steps, 288 columns (nine panels of 32, or eighteen of 16),
+// the bias and the relu fused after the reduction; `reduce_first` writes the product with the reduction
+// axis before the column axis ((a[:, :, None] * b[None]).sum(1)).
+void check(const std::string& dev, bool reduce_first) {
   const int64_t m = 256, k = 512, n = 288;
   std::vector<float> a = values(m * k, 1), b = values(k * n, 2), bias = values(n, 3);
   Tensor ta = Tensor::from(a, {m, k}, dev), tb = Tensor::from(b, {k, n}, dev),
          tbias = Tensor::from(bias, {n}, dev);
   tb.realize();
+  auto product = [&] {
+    Tensor p = reduce_first ? (ta.reshape({m, k, 1}) * tb.reshape({1, k, n})).sum({1}) : ta.matmul(tb);
+    return (p + tbias).relu();
+  };
+  const std::string what = dev + (reduce_first ? ", reduction axis first" : "");
   RealizeReport rep;
-  Tensor y = (ta.matmul(tb) + tbias).relu();
-  std::vector<UOp> forms = realizer(dev).realize({y}, &rep);
-  expect_close(Tensor(forms.at(0), dev).to_vector<float>(), naive(a, b, bias, m, k, n), dev + ", first run");
-  if (dev == "CPU") {
-    std::unique_ptr<hcq::Device> cpu = cpu::open_device(0);
-    if (codegen::panel_width(cpu::target(*cpu).caps) > 0) {
-      ASSERT_EQ(rep.kernels.size(), 2u) << "a pack kernel, then the matmul";
-      EXPECT_EQ(rep.kernels[0].name.rfind("E_", 0), 0u) << rep.kernels[0].name;
-      EXPECT_EQ(rep.kernels[1].name.rfind("r_", 0), 0u) << rep.kernels[1].name;
-    }
-  }
+  std::vector<UOp> forms = realizer(dev).realize({product()}, &rep);
+  expect_close(Tensor(forms.at(0), dev).to_vector<float>(), naive(a, b, bias, m, k, n), what + ", first run");
+  if (dev == "CPU")
+    ASSERT_EQ(rep.kernels.size(), cpu_kernels()) << what << ": a pack kernel, then the matmul";
 
-  // The same schedule's operand written in place: the next product must read the new values.
+  // The operand written in place: the next product must read the new values (the panels are packed again).
   std::vector<float> b2 = values(k * n, 4);
   tb.assign(Tensor::from(b2, {k, n}, dev)).realize();
-  Tensor y2 = (ta.matmul(tb) + tbias).relu();
-  expect_close(y2.to_vector<float>(), naive(a, b2, bias, m, k, n), dev + ", after the operand changed");
+  forms = realizer(dev).realize({product()}, &rep);
+  expect_close(Tensor(forms.at(0), dev).to_vector<float>(), naive(a, b2, bias, m, k, n),
+               what + ", after the operand changed");
+  if (dev == "CPU") EXPECT_EQ(rep.kernels.size(), cpu_kernels()) << what << ", second run";
 }
+
+TEST_P(MatmulPanels, ALargeMatmulMatchesPlainLoopsAndPacksAgainWhenItsOperandChanges) {
+  check(GetParam(), false);
+}
+TEST_P(MatmulPanels, ALargeProductWithItsReductionAxisFirstMatchesPlainLoops) { check(GetParam(), true); }
 
 INSTANTIATE_TEST_SUITE_P(Devices, MatmulPanels, testing::ValuesIn(devices_with_values()),
                          [](const testing::TestParamInfo<std::string>& i) { return i.param; });
