@@ -10,18 +10,11 @@ namespace {
 
 constexpr int64_t kMinSteps = 256;  // reduction steps, B's row step (elements) and output rows, each at least
 
-// The nodes of `root` of op `op`, each once.
+// The nodes of `root` of op `op` (UOp::toposort, filtered).
 std::vector<UOp> nodes_of(const UOp& root, Op op) {
-  std::vector<UOp> out, stack = {root};
-  std::unordered_map<const void*, bool> seen;
-  while (!stack.empty()) {
-    UOp u = stack.back();
-    stack.pop_back();
-    if (seen[u.get()]) continue;
-    seen[u.get()] = true;
+  std::vector<UOp> out;
+  for (const UOp& u : root.toposort())
     if (u.op() == op) out.push_back(u);
-    for (const UOp& s : u.src()) stack.push_back(s);
-  }
   return out;
 }
 
@@ -48,6 +41,7 @@ std::optional<std::array<ScheduleItem, 2>> pack_columns(const ScheduleItem& item
   UOp load, global;
   size_t c = 0;
   Shape full;
+  const std::vector<UOp> all_loads = nodes_of(sink, Op::Load);
   for (const UOp& l : nodes_of(reduces[0], Op::Load)) {
     const ShapeTracker& st = sched::st_of(l.src()[1]);
     if (st.views.size() != 1 || st.views[0].mask || l.dtype() != dtypes::float32) continue;
@@ -70,7 +64,7 @@ std::optional<std::array<ScheduleItem, 2>> pack_columns(const ScheduleItem& item
     if (rows < kMinSteps) continue;
     // B read elsewhere (a second LOAD of it, or it is the output) would still need its own layout.
     size_t uses = 0;
-    for (const UOp& g : nodes_of(sink, Op::Load)) uses += g.src()[0] == l.src()[0];
+    for (const UOp& g : all_loads) uses += g.src()[0] == l.src()[0];
     if (uses != 1 || sink.src()[0].src()[0] == l.src()[0]) continue;
     load = l, global = l.src()[0], c = *col, full = shape;
     break;
@@ -93,7 +87,7 @@ std::optional<std::array<ScheduleItem, 2>> pack_columns(const ScheduleItem& item
                                          {UOp::make(Op::DefineGlobal, ptr, {}, int64_t(0)),
                                           sched::identity_view(panel_shape), src})}),
                     {packed, b},
-                    item.metadata};
+                    {"pack"}};
 
   // The matmul: axis c split in every view; B's load reads the panels (c/width -> width * steps, c%width
   // -> 1, r -> width).
