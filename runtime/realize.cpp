@@ -287,11 +287,9 @@ const std::vector<ScheduleItem>& Realizer::with_panels(const std::vector<Schedul
     if (it.ast.op() == Op::Sink && item_device(it, dev_.name()) == dev_.name()) {
       auto [p, fresh] = panel_plans_.try_emplace(it.ast);
       if (fresh)
-        if (auto two = pack_columns(it, width)) {
-          size_t operand = 0;
-          while (operand < it.bufs.size() && (*two)[1].bufs[operand] == it.bufs[operand]) ++operand;
-          p->second = PanelPlan{(*two)[0].ast, (*two)[1].ast, operand, (*two)[0].bufs[0].arg_as<int64_t>()};
-        }
+        if (std::optional<Panels> got = pack_columns(it, width))
+          p->second =
+              PanelPlan{got->pack.ast, got->kernel.ast, got->operand, got->pack.bufs[0].arg_as<int64_t>()};
       plan = &p->second;
     }
     if (!plan || !*plan) {

@@ -27,7 +27,7 @@ Shape split(const Shape& s, size_t axis, int64_t width) {
 
 }  // namespace
 
-std::optional<std::array<ScheduleItem, 2>> pack_columns(const ScheduleItem& item, int64_t width) {
+std::optional<Panels> pack_columns(const ScheduleItem& item, int64_t width) {
   const UOp& sink = item.ast;
   if (width <= 1 || sink.op() != Op::Sink || sink.src().size() != 1 || sink.src()[0].op() != Op::Store)
     return std::nullopt;
@@ -41,6 +41,7 @@ std::optional<std::array<ScheduleItem, 2>> pack_columns(const ScheduleItem& item
   UOp load, global;
   size_t c = 0;
   Shape full;
+  int64_t row_step = 0, offset = 0;
   const std::vector<UOp> all_loads = nodes_of(sink, Op::Load);
   for (const UOp& l : nodes_of(reduces[0], Op::Load)) {
     const ShapeTracker& st = sched::st_of(l.src()[1]);
@@ -67,25 +68,26 @@ std::optional<std::array<ScheduleItem, 2>> pack_columns(const ScheduleItem& item
     for (const UOp& g : all_loads) uses += g.src()[0] == l.src()[0];
     if (uses != 1 || sink.src()[0].src()[0] == l.src()[0]) continue;
     load = l, global = l.src()[0], c = *col, full = shape;
+    row_step = strides[r], offset = st.views[0].offset;
     break;
   }
   if (!load) return std::nullopt;
   const int64_t index = global.arg_as<int64_t>();
   const UOp& b = item.bufs[size_t(index)];
-  const int64_t cols = full[c], steps = full[r], row_step = sched::st_of(load.src()[1]).views[0].strides[r];
+  const int64_t cols = full[c], steps = full[r];
   const UOp packed = UOp::new_buffer(b.device(), b.dtype(), cols * steps);
   const DType ptr = packed.dtype().ptr(AddrSpace::Global, cols * steps);
 
-  // The pack kernel: panels[j][k][u] = B[k * row_step + (j * width + u)] (+ B's offset).
-  const Shape panel_shape = {cols / width, steps, width};
-  const View from =
-      View::create(panel_shape, {width, row_step, 1}, sched::st_of(load.src()[1]).views[0].offset);
+  // The pack kernel, over (k, j, u): panels[j][k][u] = B[k * row_step + j * width + u] (+ B's offset).
+  const Shape shape = {steps, cols / width, width};
+  const View from = View::create(shape, {row_step, width, 1}, offset);
+  const View to = View::create(shape, {width, width * steps, 1});
   const UOp src = UOp::make(
       Op::Load, load.dtype(),
       {UOp::make(Op::DefineGlobal, global.dtype(), {}, int64_t(1)), sched::make_view(ShapeTracker({from}))});
   ScheduleItem pack{UOp::sink({UOp::make(Op::Store, dtypes::void_,
                                          {UOp::make(Op::DefineGlobal, ptr, {}, int64_t(0)),
-                                          sched::identity_view(panel_shape), src})}),
+                                          sched::make_view(ShapeTracker({to})), src})}),
                     {packed, b},
                     {"pack"}};
 
@@ -113,9 +115,9 @@ std::optional<std::array<ScheduleItem, 2>> pack_columns(const ScheduleItem& item
     }
     return memo[u.get()] = out;
   };
-  ScheduleItem matmul{rebuild(rebuild, sink), item.bufs, item.metadata};
-  matmul.bufs[size_t(index)] = packed;
-  return std::array<ScheduleItem, 2>{std::move(pack), std::move(matmul)};
+  Panels out{std::move(pack), ScheduleItem{rebuild(rebuild, sink), item.bufs, item.metadata}, size_t(index)};
+  out.kernel.bufs[size_t(index)] = packed;
+  return out;
 }
 
 }  // namespace sluice
