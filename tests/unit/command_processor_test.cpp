@@ -47,6 +47,18 @@ class ScriptedQueue final : public CommandProcessor {
     return c;
   }
   ScriptedQueue() : CommandProcessor(config(this)) { start(); }
+  // The timelines retired once n have (10 s at most). Retirement is the last entry of a segment's
+  // completion list, applied after the signal write that woke the test: wait for it rather than race it.
+  std::vector<uint64_t> retired_once(size_t n) {
+    const auto end = Clock::now() + 10s;
+    std::unique_lock lk(mu);
+    while (retired.size() < n && Clock::now() < end) {
+      lk.unlock();
+      std::this_thread::sleep_for(100us);
+      lk.lock();
+    }
+    return retired;
+  }
   bool callback(uint64_t token) { return complete_now(token); }  // a driver's completion callback
   ~ScriptedQueue() override { shutdown(); }
 
@@ -127,16 +139,7 @@ TEST_F(CommandProcessorTest, SegmentsApplyOnlyOnceTheDeviceFinishedThemAndRetire
   q.finished = 2;
   b.wait(1, 10s);
   EXPECT_EQ(a.value(), 1u);
-  // Retirement is the last entry of a segment's completion list, applied after b's write that woke
-  // this thread: wait for it rather than race it.
-  const auto end = Clock::now() + 10s;
-  std::unique_lock lk(q.mu);
-  while (q.retired.size() < 2 && Clock::now() < end) {
-    lk.unlock();
-    std::this_thread::sleep_for(100us);
-    lk.lock();
-  }
-  EXPECT_EQ(q.retired, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(q.retired_once(2), (std::vector<uint64_t>{1, 2}));
 }
 
 // A long submission reaches the device in parts of Config::segment_commands (16) kernels, so its
@@ -260,8 +263,7 @@ TEST_F(CommandProcessorTest, AFatalEncoderErrorFailsEveryLaterSubmission) {
   EXPECT_THROW(later.wait(1, 10s), Error);
   EXPECT_EQ(later.error(), first.error());
   EXPECT_EQ(q.execs.load(), 0);
-  std::lock_guard lk(q.mu);
-  EXPECT_EQ(q.retired, (std::vector<uint64_t>{1, 2})) << "failed work still retires";
+  EXPECT_EQ(q.retired_once(2), (std::vector<uint64_t>{1, 2})) << "failed work still retires";
 }
 
 TEST_F(CommandProcessorTest, AWaitTheDeviceCanHoldIsEncodedInsteadOfHeldOnTheHost) {
