@@ -306,7 +306,9 @@ void vector_load_store(Ctx& c, const UOp& u) {
   const std::string ptr = "*((" + space + vtype(c.r, vt) + "*)(" + c[ix.src(0)] + " + " + c[ix.src(1)] + "))";
   if (u.op() == Op::Store) return c.line(ptr + " = " + c[u.src(1)] + ";");
   std::string n = c.fresh("val");
-  c.line("const " + vtype(c.r, vt) + " " + n + " = " + ptr + ";");
+  const std::string value =
+      ix.num_src() == 3 ? c[ix.src(2)] + " ? " + ptr + " : (" + vtype(c.r, vt) + ")0" : ptr;
+  c.line("const " + vtype(c.r, vt) + " " + n + " = " + value + ";");
   c.name[u.get()] = n;
 }
 

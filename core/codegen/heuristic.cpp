@@ -182,9 +182,16 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       }
     }
     // No row axis (a depthwise conv: nothing is shared across its channels): full-width column vectors
-    // alone, and the steps below may still unroll the reduction.
+    // alone, and the steps below may still unroll the reduction. Each accumulator waits on its last FMA (4
+    // cycles, two units), so two vectors leave the FMA units idle most of the time: where step 3 will
+    // upcast by 4 an axis the weights broadcast (rows, or the columns left over), 2 vectors; else up to 8
+    // vectors of columns (PP-OCR cls's 5x5 depthwise conv, 96 columns: 412 -> 331 us).
+    bool later = false;
+    for (size_t i : pieces_of(AxisKind::Global))
+      if (col && broadcast(plan.pieces[i].axis)) later |= plan.pieces[i].size % (i == *col ? 8 * vw : 4) == 0;
     if (col && !row)
-      for (int64_t cols : {2 * vw, vw})
+      for (int64_t cols = later ? 2 * vw : std::min(8 * vw, plan.pieces[*col].size) / vw * vw; cols >= vw;
+           cols -= vw)
         if (plan.pieces[*col].size % cols == 0 && out_size / cols >= min_groups &&
             try_opt(plan, {OptOp::Upcast, open_axis(plan, *col), cols}, caps))
           break;
@@ -268,17 +275,19 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       try_opt(plan, {OptOp::Unroll, ax, 4}, caps);
   }
 
-  // 5. vector stores of an elementwise output.
+  // 5. vector stores of an elementwise output. On a CPU a row of up to 8 vectors is upcast whole: one
+  // work-group per row instead of one per 4 floats, and a padding's test along the row folds into
+  // constants per lane, leaving the row's own test to gate whole vector loads (vectorize.h). PP-OCR cls's
+  // padded copy of a 2x96 map into 6x100: 513 -> 249 us; a 13-wide pooled map is one vector and its tail.
   if (!plan.has(AxisKind::Upcast) && !plan.has(AxisKind::GroupReduce)) {
     const std::vector<size_t> gs = pieces_of(AxisKind::Global);
     if (!gs.empty()) {
       const Piece& q = plan.pieces[gs.back()];
-      if (q.size % 4 == 0 && q.stride == 1 && plan.product(AxisKind::Global) / 4 >= min_groups)
-        try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 4}, caps);
-      // On a CPU a short ragged row (a pooled 13-wide map) is one vector store and its tail, not 13 loops.
-      else if (cpu_tile && q.size >= 4 && q.size <= 2 * vw && q.stride == 1 && contiguous_out(q.axis) &&
-               plan.product(AxisKind::Global) / q.size >= min_groups)
+      if (cpu_tile && q.size > 4 && q.size <= 8 * vw && q.stride == 1 && contiguous_out(q.axis) &&
+          plan.product(AxisKind::Global) / q.size >= min_groups)
         try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 0}, caps);
+      else if (q.size % 4 == 0 && q.stride == 1 && plan.product(AxisKind::Global) / 4 >= min_groups)
+        try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 4}, caps);
     }
   }
 

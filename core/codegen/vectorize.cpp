@@ -44,10 +44,13 @@ bool multiple_of(const UOp& e, int64_t n) {
   }
 }
 
-bool candidate(const UOp& access) {  // an unmasked float32 LOAD/STORE of a global buffer
+// A float32 LOAD/STORE of a global buffer, unmasked; on a CPU also a LOAD masked by a gate (INDEX's third
+// source), which merges with the loads beside it under the same gate.
+bool candidate(const UOp& access, bool cpu) {
   const UOp& ix = access.src(0);
   const DType dt = access.op() == Op::Load ? access.dtype() : access.src(1).dtype();
-  return ix.op() == Op::Index && ix.num_src() == 2 && ix.src(0).op() == Op::DefineGlobal &&
+  const bool gated = cpu && access.op() == Op::Load && ix.num_src() == 3;
+  return ix.op() == Op::Index && (ix.num_src() == 2 || gated) && ix.src(0).op() == Op::DefineGlobal &&
          dt == dtypes::float32 && (access.op() == Op::Store || access.num_src() == 1);
 }
 
@@ -330,15 +333,16 @@ UOp vectorize(const UOp& sink, const std::vector<int>& widths_in) {
   // Wide vectors are the CPU's: its C vector types are unaligned (renderers/cstyle.cpp), and they pay off
   // in arithmetic too. GPUs' 2- and 4-wide accesses must be aligned and only save instructions.
   const bool cpu = widths.front() >= 8;
-  // Accesses by (op, buffer, base) -> offset -> node.
-  using Key = std::tuple<int, const UOpNode*, const UOpNode*>;
+  // Accesses by (op, buffer, base, gate) -> offset -> node.
+  using Key = std::tuple<int, const UOpNode*, const UOpNode*, const UOpNode*>;
   std::map<Key, std::map<int64_t, UOp>> groups;
   std::map<Key, UOp> bases;
   const std::vector<UOp> topo = sink.toposort();
   for (const UOp& u : topo) {
-    if ((u.op() != Op::Load && u.op() != Op::Store) || !candidate(u)) continue;
+    if ((u.op() != Op::Load && u.op() != Op::Store) || !candidate(u, cpu)) continue;
     auto [base, off] = split_offset(u.src(0).src(1));
-    Key k{int(u.op()), u.src(0).src(0).get(), base.get()};
+    Key k{int(u.op()), u.src(0).src(0).get(), base.get(),
+          u.src(0).num_src() == 3 ? u.src(0).src(2).get() : nullptr};
     groups[k].emplace(off, u);
     bases.emplace(k, base);
   }
@@ -366,7 +370,9 @@ UOp vectorize(const UOp& sink, const std::vector<int>& widths_in) {
       const UOp& first = it->second;
       const UOp& buf = first.src(0).src(0);
       UOp idx = off ? base + off : base;
-      UOp ix = UOp::make(Op::Index, buf.dtype(), {buf, idx});
+      UOp ix = first.src(0).num_src() == 3
+                   ? UOp::make(Op::Index, buf.dtype(), {buf, idx, first.src(0).src(2)})
+                   : UOp::make(Op::Index, buf.dtype(), {buf, idx});
       const DType vt = dtypes::float32.vec(width);
       if (std::get<0>(k) == int(Op::Load)) {
         UOp v = UOp::make(Op::Load, vt, {ix});

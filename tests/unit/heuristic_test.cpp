@@ -166,6 +166,35 @@ TEST(Heuristic, CpuRaggedColumnsAreUpcastWholeOrByADivisor) {
   expect_matches_reference(head);
 }
 
+TEST(Heuristic, CpuPaddedRowIsOneWorkGroupWithItsLoadsUnderOneGate) {
+  // A padded copy (a large conv's input, runtime/tensor_conv.cpp) of 2 x 96 maps into 6 x 100: the output
+  // row is upcast whole, the padding's test along it folds into constants per lane, and the loads left
+  // under the row's own test are vector loads under that gate.
+  const Tensor x = randf({2, 8, 2, 96}, 32);
+  const Tensor padded = x.pad({{0, 0}, {0, 0}, {2, 2}, {2, 2}});
+  const Kernel k = cpu_kernel(padded.contiguous());
+  ASSERT_FALSE(k.opts.empty()) << k.str();
+  EXPECT_EQ(k.opts[0], (Opt{O::Upcast, 3, 0})) << k.str();
+  size_t gated = 0;
+  for (const UOp& u : k.uops) gated += u.op() == Op::Load && u.dtype().is_vector() && u.src(0).num_src() == 3;
+  EXPECT_GT(gated, 0u) << k.str();
+  expect_matches_reference(padded.contiguous());
+}
+
+TEST(Heuristic, CpuDepthwiseConvKeepsSeveralVectorAccumulators) {
+  // A 5x5 depthwise conv (large enough to read a padded copy) over 96 columns with no axis of 4 the weights
+  // broadcast (2 output rows): each vector accumulator is a chain of FMAs, so the columns are upcast by up to
+  // 8 vectors, not 2.
+  const Tensor x = randf({6, 64, 2, 96}, 33), w = randf({64, 1, 5, 5}, 34);
+  const Tensor conv = x.conv2d(w, {.groups = 64, .padding = {2}});
+  const Kernel k = cpu_kernel(conv);
+  const std::vector<int> widths = device_target("CPU").caps.vector_widths;
+  const int64_t vw = *std::max_element(widths.begin(), widths.end());
+  EXPECT_GT(count_if(k, Op::DefineReg, true), 2u) << k.str();
+  EXPECT_EQ(count_if(k, Op::DefineReg, true) * size_t(vw), size_t(vw == 16 ? 96 : 48)) << k.str();
+  expect_matches_reference(conv);
+}
+
 TEST(Heuristic, CpuMatrixVectorSplitsTheReductionIntoVectorLanes) {
   // x @ W^T with W row-major (a PyTorch Linear's weight, batch 1): no output axis is read contiguously, the
   // reduce axis is; GROUP on a CPU splits it into partial sums (Split pieces) packed into vector
