@@ -52,6 +52,7 @@ int64_t panel_width(const DeviceCaps& caps) { return has_cpu_tile(caps) ? 2 * wi
 void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   const Shape& F = plan.full_shape;
   std::vector<LoadInfo> loads;
+  bool padded = false;           // some load reads through a padding (a masked view)
   std::vector<LoadInfo> stores;  // output-shaped views: per axis of F, reduced axes of size 1
   Op reduce_op = Op::Noop;
   UOp reduce_src;
@@ -62,6 +63,7 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       stores.push_back({st_of(u.src(1)).real_strides()});
     if (u.op() != Op::Load || u.src(1).op() != Op::View) continue;
     const ShapeTracker& st = st_of(u.src(1));
+    for (const View& v : st.views) padded |= v.mask.has_value();
     if (st.shape() != F) continue;
     loads.push_back({st.real_strides()});
   }
@@ -279,11 +281,14 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   // work-group per row instead of one per 4 floats, and a padding's test along the row folds into
   // constants per lane, leaving the row's own test to gate whole vector loads (vectorize.h). PP-OCR cls's
   // padded copy of a 2x96 map into 6x100: 513 -> 249 us; a 13-wide pooled map is one vector and its tail.
+  // Read through a padding, rows up to kMaxUpcast lanes: a 192-wide map padded by 1 (194 lanes, no
+  // divisor of 4) would otherwise stay scalar, testing every element.
   if (!plan.has(AxisKind::Upcast) && !plan.has(AxisKind::GroupReduce)) {
     const std::vector<size_t> gs = pieces_of(AxisKind::Global);
     if (!gs.empty()) {
       const Piece& q = plan.pieces[gs.back()];
-      if (cpu_tile && q.size > 4 && q.size <= 8 * vw && q.stride == 1 && contiguous_out(q.axis) &&
+      const int64_t row = padded ? kMaxUpcast : 8 * vw;
+      if (cpu_tile && q.size > 4 && q.size <= row && q.stride == 1 && contiguous_out(q.axis) &&
           plan.product(AxisKind::Global) / q.size >= min_groups)
         try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 0}, caps);
       else if (q.size % 4 == 0 && q.stride == 1 && plan.product(AxisKind::Global) / 4 >= min_groups)

@@ -18,7 +18,7 @@
 //   4. UNROLL a small last reduce axis whole (<= 32), else by 4 unless 16 outputs are upcast already (by 16
 //      when the output is tiny)
 //   5. UPCAST the last output axis when nothing was upcast (vector stores): whole on a CPU where it is
-//      at most 8 vectors, else by 4
+//      at most 8 vectors (kMaxUpcast lanes when a load reads through a padding), else by 4
 //   6. LOCAL sizes for the output axes, up to 128 work-items per group                   (work-groups)
 // Upcasts keep at least 4 work-groups per compute unit so the CPU's thread pool stays busy.
 // Pure function of (plan, ast, caps); any thread.

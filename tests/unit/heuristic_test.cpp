@@ -179,6 +179,13 @@ TEST(Heuristic, CpuPaddedRowIsOneWorkGroupWithItsLoadsUnderOneGate) {
   for (const UOp& u : k.uops) gated += u.op() == Op::Load && u.dtype().is_vector() && u.src(0).num_src() == 3;
   EXPECT_GT(gated, 0u) << k.str();
   expect_matches_reference(padded.contiguous());
+  // Read through a padding, rows wider than 8 vectors too: a 192-wide map padded by 1 (194 lanes, which
+  // 4 does not divide) is not left scalar.
+  const Tensor wide = randf({1, 4, 6, 192}, 35).pad({{0, 0}, {0, 0}, {1, 1}, {1, 1}}).contiguous();
+  const Kernel kw = cpu_kernel(wide);
+  ASSERT_FALSE(kw.opts.empty()) << kw.str();
+  EXPECT_EQ(kw.opts[0], (Opt{O::Upcast, 2, 0})) << kw.str();  // (4, 8, 194): the batch of 1 is gone
+  expect_matches_reference(wide);
 }
 
 TEST(Heuristic, CpuDepthwiseConvKeepsSeveralVectorAccumulators) {
