@@ -185,12 +185,10 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
     }
     // No row axis (a depthwise conv: nothing is shared across its channels): full-width column vectors
     // alone, and the steps below may still unroll the reduction. Each accumulator waits on its last FMA (4
-    // cycles, two units), so two vectors leave the FMA units idle most of the time: where step 3 will
-    // upcast by 4 an axis the weights broadcast (rows, or the columns left over), 2 vectors; else up to 8
-    // vectors of columns (PP-OCR cls's 5x5 depthwise conv, 96 columns: 412 -> 331 us).
-    bool later = false;
-    for (size_t i : pieces_of(AxisKind::Global))
-      if (col && broadcast(plan.pieces[i].axis)) later |= plan.pieces[i].size % (i == *col ? 8 * vw : 4) == 0;
+    // cycles, two units), so two vectors leave the FMA units idle most of the time: 2 vectors where step 3
+    // will upcast the columns left over by 4 (8 vectors then), else up to 8 vectors of columns (PP-OCR
+    // cls's 5x5 depthwise conv, 96 columns: 412 -> 331 us).
+    const bool later = col && plan.pieces[*col].size % (8 * vw) == 0 && broadcast(plan.pieces[*col].axis);
     if (col && !row)
       for (int64_t cols = later ? 2 * vw : std::min(8 * vw, plan.pieces[*col].size) / vw * vw; cols >= vw;
            cols -= vw)
@@ -280,18 +278,21 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   // 5. vector stores of an elementwise output. On a CPU a row of up to 8 vectors is upcast whole: one
   // work-group per row instead of one per 4 floats, and a padding's test along the row folds into
   // constants per lane, leaving the row's own test to gate whole vector loads (vectorize.h). PP-OCR cls's
-  // padded copy of a 2x96 map into 6x100: 513 -> 249 us; a 13-wide pooled map is one vector and its tail.
-  // Read through a padding, rows up to kMaxUpcast lanes: a 192-wide map padded by 1 (194 lanes, no
-  // divisor of 4) would otherwise stay scalar, testing every element.
+  // padded copy of a 2x96 map into 6x100: 513 -> 249 us. Read through a padding, rows up to kMaxUpcast
+  // lanes: a 192-wide map padded by 1 (194 lanes, no divisor of 4) would otherwise stay scalar, testing
+  // every element. A reduction's rows are accumulators: only a short ragged one (a pooled 13-wide map, one
+  // vector and its tail) is upcast whole there, else by 4, as is a row the whole upcast does not fit.
   if (!plan.has(AxisKind::Upcast) && !plan.has(AxisKind::GroupReduce)) {
     const std::vector<size_t> gs = pieces_of(AxisKind::Global);
     if (!gs.empty()) {
       const Piece& q = plan.pieces[gs.back()];
-      const int64_t row = padded ? kMaxUpcast : 8 * vw;
-      if (cpu_tile && q.size > 4 && q.size <= row && q.stride == 1 && contiguous_out(q.axis) &&
-          plan.product(AxisKind::Global) / q.size >= min_groups)
-        try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 0}, caps);
-      else if (q.size % 4 == 0 && q.stride == 1 && plan.product(AxisKind::Global) / 4 >= min_groups)
+      const bool reduces = reduce_op != Op::Noop;
+      const int64_t row = reduces ? 2 * vw : padded ? kMaxUpcast : 8 * vw;
+      const bool whole = cpu_tile && (!reduces || q.size % 4 != 0) && q.size >= 4 && q.size <= row &&
+                         q.size * plan.copies() <= kMaxUpcast && q.stride == 1 && contiguous_out(q.axis) &&
+                         plan.product(AxisKind::Global) / q.size >= min_groups &&
+                         try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 0}, caps);
+      if (!whole && q.size % 4 == 0 && q.stride == 1 && plan.product(AxisKind::Global) / 4 >= min_groups)
         try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 4}, caps);
     }
   }

@@ -9,8 +9,8 @@
 //      widest of caps.vector_widths) and the rows by 4, as long as the accumulators fill at most half of
 //      caps.vector_registers, and nothing else. vectorize.h packs the tile into rows x columns/w vector
 //      accumulators, each k step one splat per row, one vector load per w columns and a vector FMA per
-//      accumulator. With no row axis (a depthwise conv) the columns alone: 2 vectors where step 3 adds
-//      rows, else up to 8 (independent FMA chains).
+//      accumulator. With no row axis (a depthwise conv) the columns alone: 2 vectors where step 3
+//      upcasts the rest of them by 4, else up to 8 (independent FMA chains).
 //   1. matrix-vector (one output axis, one reduce axis, sum of a product of two loads, one of them
 //      broadcast along the output): GROUP 8, LOCAL 4, UPCAST 4                          (work-groups)
 //   2. big reductions with small outputs (output <= 2048, reduce >= 4096): GROUPTOP 256 or 16
@@ -18,7 +18,8 @@
 //   4. UNROLL a small last reduce axis whole (<= 32), else by 4 unless 16 outputs are upcast already (by 16
 //      when the output is tiny)
 //   5. UPCAST the last output axis when nothing was upcast (vector stores): whole on a CPU where it is
-//      at most 8 vectors (kMaxUpcast lanes when a load reads through a padding), else by 4
+//      at most 8 vectors (kMaxUpcast lanes when a load reads through a padding; a reduction's only when
+//      ragged and at most 2 vectors), else by 4
 //   6. LOCAL sizes for the output axes, up to 128 work-items per group                   (work-groups)
 // Upcasts keep at least 4 work-groups per compute unit so the CPU's thread pool stays busy.
 // Pure function of (plan, ast, caps); any thread.

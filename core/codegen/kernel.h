@@ -24,7 +24,8 @@
 //   LOAD(INDEX, BARRIER)       a load of shared memory ordered after that barrier
 //   VECTORIZE(a, b, ...)       a vector of n scalars (dtype.count = n); GEP(v) arg int64 i: lane i of v
 //   LOAD(INDEX) / STORE(INDEX, v), vector dtype (n = 2 or 4; CPU: to 16): n consecutive elements from idx,
-//                  aligned, valid for all lanes (CPU: unaligned; vector ALU ops and DEFINE_REG: vectorize.h)
+//                  aligned, valid for all lanes (CPU: unaligned; vector ALU ops and DEFINE_REG: vectorize.h;
+//                  a vector LOAD's INDEX may carry one valid for all lanes, 0 in every lane where false)
 // Several RANGE nests may follow one another (GROUP: the partial sums, then the final reduction over the
 // shared memory); nodes reading an accumulator's final value come after its nest closes.
 // Index arithmetic is dtypes::index (int32), or int64 in a kernel whose buffers or index expressions may

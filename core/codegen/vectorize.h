@@ -3,7 +3,8 @@
 // UNROLL, n scalar accesses of one buffer at base+k, k = 0..n-1, become one n-wide access when base is
 // provably a multiple of n (so the access is aligned), the accesses are unmasked and the dtype is float32.
 // On a CPU, loads masked by one gate (the same INDEX valid node: a padded row's own test, once the test
-// along the row has folded into constants per lane) merge too, into one load under that gate.
+// along the row has folded into constants per lane) merge too, into one load under that gate: a renderer
+// of a target with vector widths of 8 or more must render gated vector loads (renderers/cstyle.cpp).
 // Widths are tried widest first from `widths` (DeviceCaps::vector_widths). Works on the lowered graph
 // (before linearize). Pure function; any thread.
 //
