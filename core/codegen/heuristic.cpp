@@ -188,13 +188,14 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
     // cycles, two units), so two vectors leave the FMA units idle most of the time: 2 vectors where step 3
     // will upcast the columns left over by 4 (8 vectors then), else up to 8 vectors of columns (PP-OCR
     // cls's 5x5 depthwise conv, 96 columns: 412 -> 331 us).
-    const bool later = col && plan.pieces[*col].size % (8 * vw) == 0 && broadcast(plan.pieces[*col].axis);
-    if (col && !row)
-      for (int64_t cols = later ? 2 * vw : std::min(8 * vw, plan.pieces[*col].size) / vw * vw; cols >= vw;
-           cols -= vw)
-        if (plan.pieces[*col].size % cols == 0 && out_size / cols >= min_groups &&
+    if (col && !row) {
+      const int64_t size = plan.pieces[*col].size;
+      const bool later = size % (8 * vw) == 0 && broadcast(plan.pieces[*col].axis);
+      for (int64_t cols = later ? 2 * vw : std::min(8 * vw, size) / vw * vw; cols >= vw; cols -= vw)
+        if (size % cols == 0 && out_size / cols >= min_groups &&
             try_opt(plan, {OptOp::Upcast, open_axis(plan, *col), cols}, caps))
           break;
+    }
   }
 
   // 0b. on a CPU, a float32 sum read contiguously along a reduce axis and by no output axis (a
@@ -281,7 +282,8 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
   // padded copy of a 2x96 map into 6x100: 513 -> 249 us. Read through a padding, rows up to kMaxUpcast
   // lanes: a 192-wide map padded by 1 (194 lanes, no divisor of 4) would otherwise stay scalar, testing
   // every element. A reduction's rows are accumulators: only a short ragged one (a pooled 13-wide map, one
-  // vector and its tail) is upcast whole there, else by 4, as is a row the whole upcast does not fit.
+  // vector and its tail) is upcast whole there, else by 4, as is a row apply_opt refuses whole (kMaxUpcast
+  // copies with an unrolled reduction).
   if (!plan.has(AxisKind::Upcast) && !plan.has(AxisKind::GroupReduce)) {
     const std::vector<size_t> gs = pieces_of(AxisKind::Global);
     if (!gs.empty()) {
@@ -289,7 +291,7 @@ void apply_heuristic(Plan& plan, const UOp& ast, const DeviceCaps& caps) {
       const bool reduces = reduce_op != Op::Noop;
       const int64_t row = reduces ? 2 * vw : padded ? kMaxUpcast : 8 * vw;
       const bool whole = cpu_tile && (!reduces || q.size % 4 != 0) && q.size >= 4 && q.size <= row &&
-                         q.size * plan.copies() <= kMaxUpcast && q.stride == 1 && contiguous_out(q.axis) &&
+                         q.stride == 1 && contiguous_out(q.axis) &&
                          plan.product(AxisKind::Global) / q.size >= min_groups &&
                          try_opt(plan, {OptOp::Upcast, open_axis(plan, gs.back()), 0}, caps);
       if (!whole && q.size % 4 == 0 && q.stride == 1 && plan.product(AxisKind::Global) / 4 >= min_groups)

@@ -368,11 +368,9 @@ UOp vectorize(const UOp& sink, const std::vector<int>& widths_in) {
         continue;
       }
       const UOp& first = it->second;
-      const UOp& buf = first.src(0).src(0);
-      UOp idx = off ? base + off : base;
-      UOp ix = first.src(0).num_src() == 3
-                   ? UOp::make(Op::Index, buf.dtype(), {buf, idx, first.src(0).src(2)})
-                   : UOp::make(Op::Index, buf.dtype(), {buf, idx});
+      std::vector<UOp> ix_src(first.src(0).src().begin(), first.src(0).src().end());  // buffer, index[, gate]
+      ix_src[1] = off ? base + off : base;
+      UOp ix = first.src(0).with_src(ix_src);
       const DType vt = dtypes::float32.vec(width);
       if (std::get<0>(k) == int(Op::Load)) {
         UOp v = UOp::make(Op::Load, vt, {ix});

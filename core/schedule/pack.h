@@ -12,9 +12,9 @@
 // width divides the size of c, r has at least 256 steps and the other output axes at least 256 rows
 // together (each packed element is then read 256 times or more). It returns the pack kernel, which stores a
 // new BUFFER (B's device and dtype) from B row by row (B's memory order: reading it a panel at a time
-// touches a page per row of B for each panel), and the item with axis c split into (c / width, width) in every view and
-// B's load reading the panels; std::nullopt when nothing matched. The results compute the same values in
-// the same order as the item.
+// touches a page per row of B for each panel), and the item with axis c split into (c / width, width) in
+// every view and B's load reading the panels; std::nullopt when nothing matched. The results compute the same
+// values in the same order as the item.
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -66,8 +66,9 @@ void check(const std::string& dev, bool reduce_first) {
   RealizeReport rep;
   std::vector<UOp> forms = realizer(dev).realize({product()}, &rep);
   expect_close(Tensor(forms.at(0), dev).to_vector<float>(), naive(a, b, bias, m, k, n), what + ", first run");
-  if (dev == "CPU")
+  if (dev == "CPU") {
     ASSERT_EQ(rep.kernels.size(), cpu_kernels()) << what << ": a pack kernel, then the matmul";
+  }
 
   // The operand written in place: the next product must read the new values (the panels are packed again).
   std::vector<float> b2 = values(k * n, 4);
@@ -75,7 +76,7 @@ void check(const std::string& dev, bool reduce_first) {
   forms = realizer(dev).realize({product()}, &rep);
   expect_close(Tensor(forms.at(0), dev).to_vector<float>(), naive(a, b2, bias, m, k, n),
                what + ", after the operand changed");
-  if (dev == "CPU") EXPECT_EQ(rep.kernels.size(), cpu_kernels()) << what << ", second run";
+  if (dev == "CPU") { EXPECT_EQ(rep.kernels.size(), cpu_kernels()) << what << ", second run"; }
 }
 
 TEST_P(MatmulPanels, ALargeMatmulMatchesPlainLoopsAndPacksAgainWhenItsOperandChanges) {

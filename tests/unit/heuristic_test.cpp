@@ -200,9 +200,9 @@ TEST(Heuristic, CpuReductionRowsAreUpcastByFourWhenTheWholeRowWouldNotFit) {
 }
 
 TEST(Heuristic, CpuDepthwiseConvKeepsSeveralVectorAccumulators) {
-  // A 5x5 depthwise conv (large enough to read a padded copy) over 96 columns with no axis of 4 the weights
-  // broadcast (2 output rows): each vector accumulator is a chain of FMAs, so the columns are upcast by up to
-  // 8 vectors, not 2.
+  // A 5x5 depthwise conv (large enough to read a padded copy) over 96 columns, which no later upcast by 4
+  // of the columns left over follows (3 x 2 vectors): each vector accumulator is a chain of FMAs, so the
+  // columns are upcast by up to 8 vectors, not 2.
   const Tensor x = randf({6, 64, 2, 96}, 33), w = randf({64, 1, 5, 5}, 34);
   const Tensor conv = x.conv2d(w, {.groups = 64, .padding = {2}});
   const Kernel k = cpu_kernel(conv);
