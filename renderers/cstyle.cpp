@@ -89,6 +89,12 @@ bool const_nonzero(const UOp& u, bool signed_dt) {
   return u.is_const() && u.const_int_value() != 0 && !(signed_dt && u.const_int_value() == -1);
 }
 
+// Whether u is a constant that is not a NaN, or a vector of such constants.
+bool ordered_const(const UOp& u) {
+  if (u.op() == Op::Vectorize) return std::all_of(u.src().begin(), u.src().end(), ordered_const);
+  return u.is_const() && !std::isnan(u.const_value());
+}
+
 // The math functions of the unary transcendental ops, by op.
 constexpr std::pair<Op, const char*> kMathFns[] = {
     {Op::Exp2, "exp2"}, {Op::Log2, "log2"}, {Op::Sin, "sin"}, {Op::Sqrt, "sqrt"}, {Op::Trunc, "trunc"}};
@@ -100,6 +106,9 @@ const char* math_fn(Op op) {
 // The out-of-line loop that applies the float math function fn to a C vector's lanes
 // (CStyleRenderer::vector_math_helpers).
 std::string vector_math_name(const Dialect& d, const char* fn) { return "sl_v" + (fn + d.float_fn_suffix); }
+
+// The C name of a vector type.
+std::string vtype(const CStyleRenderer& r, DType dt) { return r.type(dt.base()) + std::to_string(dt.count); }
 
 // The C expression of an ALU op on already-named sources.
 std::string alu_expr(Ctx& c, const UOp& u) {
@@ -150,10 +159,14 @@ std::string alu_expr(Ctx& c, const UOp& u) {
              plain + ")";
     }
     case Op::Max: {
-      const std::string m = "(" + s(0) + " < " + s(1) + " ? " + s(1) + " : " + s(0) + ")";
-      if (!fl) return m;
+      // a < b ? b : a keeps a NaN a; the test for NaNs is needed only where b may be one (a ReLU's 0 cannot).
+      const bool b_const = ordered_const(u.src(1)), a_const = !b_const && ordered_const(u.src(0));
+      const std::string a = s(a_const ? 1 : 0), b = s(a_const ? 0 : 1);
+      const std::string m = "(" + a + " < " + b + " ? " + b + " : " + a + ")";
+      if (!fl || a_const || b_const) return m;
       std::string nan = dt.scalar == Scalar::Float64 ? d.nan64 : d.nan;
-      if (dt.itemsize() == 2 && !c.r.emulated(dt)) nan = "((" + T + ")" + nan + ")";  // no float ?: half
+      if ((dt.itemsize() == 2 && !c.r.emulated(dt)) || dt.is_vector())  // no float ?: half; splat a vector
+        nan = "((" + (dt.is_vector() ? vtype(c.r, dt) : T) + ")" + nan + ")";
       return "(" + s(0) + " != " + s(0) + " || " + s(1) + " != " + s(1) + " ? " + nan + " : " + m + ")";
     }
     case Op::CmpLT: return "(" + s(0) + " < " + s(1) + ")";
@@ -296,7 +309,6 @@ std::string CStyleRenderer::f16_helpers(const codegen::Kernel& k) const {
 namespace {
 
 // The uops of optimized kernels (kernel.h): shared memory, barriers, vectors.
-std::string vtype(const CStyleRenderer& r, DType dt) { return r.type(dt.base()) + std::to_string(dt.count); }
 
 void vector_load_store(Ctx& c, const UOp& u) {
   const Dialect& d = c.r.dialect();

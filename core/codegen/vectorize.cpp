@@ -157,6 +157,7 @@ class Packer {
       case Op::Sub:
       case Op::Mul:
       case Op::FDiv:
+      case Op::Max:
         if (!same_op(lanes, l0.op()) || l0.src(0).dtype() != dtypes::float32) break;
         return UOp::make(l0.op(), vt, {pack(srcs(lanes, 0)), pack(srcs(lanes, 1))});
       case Op::Neg:

@@ -15,7 +15,8 @@
 //   x, x, ..., x                             VECTORIZE(x, ..., x)              (a splat)
 //   GEP(v, 0), ..., GEP(v, n-1)              v
 //   a_i + b_i*c_i                            MULACC(b, c, a)                   (one rounding: an FMA)
-//   a_i <op> b_i   (ADD, SUB, MUL, FDIV)     a <op> b
+//   a_i <op> b_i   (ADD, SUB, MUL, FDIV,     a <op> b
+//                   MAX)
 //   <op> a_i       (NEG, RECIP, EXP2, LOG2,  <op> a                          (the math functions run
 //                   SIN, SQRT, TRUNC)                                          per lane: cstyle.h)
 //   ASSIGN(acc_i, x_i), acc_i DEFINE_REG     ASSIGN(acc, x), acc one vector DEFINE_REG

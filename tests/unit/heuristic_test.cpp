@@ -212,6 +212,32 @@ TEST(Heuristic, CpuDepthwiseConvKeepsSeveralVectorAccumulators) {
   expect_matches_reference(conv);
 }
 
+TEST(Heuristic, CpuMaxIsAVectorMaxThatKeepsNaNs) {
+  // A hardswish as ONNX defines it (a clip: MAX against constants), a 2x2 max pool (MAX of loads) and an
+  // elementwise maximum pack into vector MAX, not a per-lane select; NaNs stay NaN, as in the reference.
+  std::vector<float> v = randf({2, 8, 16, 64}, 37).to_vector<float>();
+  for (size_t i = 5; i < v.size(); i += 97) v[i] = std::nanf("");
+  const Tensor x = Tensor::from(v, {2, 8, 16, 64}, "CPU");
+  for (Tensor t : {x * (x / 6 + 0.5).clip(0, 1), x.max_pool2d(), x.maximum(x.flip({3}))}) {
+    const Kernel k = cpu_kernel(t);
+    EXPECT_GT(count_if(k, Op::Max, true), 0u) << k.str();
+    EXPECT_EQ(count_if(k, Op::Max, false), 0u) << k.str();
+    const eval::HostArray want = reference(t);
+    const std::vector<float> got = t.to_vector<float>();
+    ASSERT_EQ(int64_t(got.size()), want.numel());
+    int bad = 0, nans = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      nans += std::isnan(want.f[i]);
+      const bool ok = std::isnan(want.f[i])
+                          ? std::isnan(got[i])
+                          : std::fabs(got[i] - want.f[i]) <= 1e-5 * (1 + std::fabs(want.f[i]));
+      if (!ok && bad++ < 5) ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want " << want.f[i];
+    }
+    EXPECT_EQ(bad, 0);
+    EXPECT_GT(nans, 0);
+  }
+}
+
 TEST(Heuristic, CpuMatrixVectorSplitsTheReductionIntoVectorLanes) {
   // x @ W^T with W row-major (a PyTorch Linear's weight, batch 1): no output axis is read contiguously, the
   // reduce axis is; GROUP on a CPU splits it into partial sums (Split pieces) packed into vector
