@@ -15,9 +15,10 @@
 //           splitting the flattened grid into n_cores contiguous ranges is the intended scheme:
 //             unsigned long n = (unsigned long)launch[0] * launch[1] * launch[2];
 //             for (unsigned long g = n * core_id / n_cores; g < n * (core_id + 1) / n_cores; ++g) ...
-//           n_cores is at most the number of work-groups. It may exceed the pool: a thread runs its
-//           contiguous share as several consecutive calls, so that the device sees the kernel progress
-//           (queue.h); a kernel may not assume the calls run at the same time.
+//           n_cores is at most the number of work-groups. It may exceed the pool: a core's share runs
+//           as several calls, so that the device sees the kernel progress (queue.h), on that core's
+//           thread or, where that thread is late, on another; a kernel may not assume the calls run at
+//           the same time, nor on which thread.
 //
 // A kernel must return (a kernel that never returns is a hang: device.h) and must not call back into
 // sluice. It may use the C standard library and libm.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -38,6 +39,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   // Threads hold a reference, so an abandoned engine lives as long as its stuck threads do.
   void start() {
     for (int i = 0; i < cfg_.workers; ++i) workers_.push_back(std::make_unique<Worker>());
+    shares_ = std::make_unique<Share[]>(size_t(cfg_.workers) + 1);
     for (int i = 0; i < cfg_.workers; ++i)
       workers_[i]->thread = std::thread([self = shared_from_this(), i] { self->worker_main(i); });
     cp_ = std::thread([self = shared_from_this()] { self->cp_main(); });
@@ -123,14 +125,27 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     hcq::Counter go;  // jobs handed to this worker so far
     std::thread thread;
   };
+  // A split kernel (run_exec), written by the CP before it publishes the job's sequence number; read by
+  // any thread that claims parts of it. Atomics: a thread that wakes late may read them while the CP
+  // writes the next job's, and then fails its claim (work()).
   struct Job {
-    KernelFn fn;
-    void* const* bufs;
-    const int* vars;
-    const unsigned* launch;
-    int n_cores;
-    uint64_t parts;  // per core
+    std::atomic<KernelFn> fn{nullptr};
+    std::atomic<void* const*> bufs{nullptr};
+    std::atomic<const int*> vars{nullptr};
+    std::atomic<const unsigned*> launch{nullptr};
+    std::atomic<int> n_cores{0};
+    std::atomic<uint64_t> parts{0};  // per core
   };
+  // Core c's share of the current job: parts [front, back) not yet claimed, with the job's sequence number
+  // (low 32 bits) in the same word, so a claim on a finished job's share fails. Its owner claims from
+  // the front; a core whose own share is done steals from the back (a worker that has not woken yet, or
+  // was preempted, does not hold up the kernel).
+  struct alignas(64) Share {
+    std::atomic<uint64_t> word{0};
+  };
+  static uint64_t share_word(uint64_t seq, uint64_t front, uint64_t back) {
+    return (front << 48) | (back << 32) | (seq & 0xffffffff);
+  }
 
   // --- producer side (under the device's submit lock) ---
   bool has_room(uint64_t n) const { return wp_ + n - consumed_.value() <= kRingWords; }
@@ -312,11 +327,24 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     token_.store(token, std::memory_order_release);
     phase_.store(QueueStatus::Running, std::memory_order_release);
 
-    job_ = Job{kernel_entry(*e.program), bufs_.data(), vars_.data(), launch, n, parts};
-    for (int i = 1; i < n; ++i) workers_[i - 1]->go.add(1);
-    // This core's share times the cores, per work-group.
-    cost.store(double(run_share(job_, 0, t0) - t0) * n / double(e.global.count()), std::memory_order_relaxed);
-    if (n > 1) done_.wait_until(jobs_given_ += n - 1, kForever);
+    uint64_t t1;
+    if (n == 1) {
+      t1 = run_whole(kernel_entry(*e.program), launch, parts, t0);
+    } else {
+      const auto r = std::memory_order_relaxed;
+      job_.fn.store(kernel_entry(*e.program), r), job_.bufs.store(bufs_.data(), r);
+      job_.vars.store(vars_.data(), r), job_.launch.store(launch, r);
+      job_.n_cores.store(n, r), job_.parts.store(parts, r);
+      ++job_seq_;
+      for (int c = 0; c < n; ++c) shares_[size_t(c)].word.store(share_word(job_seq_, 0, parts), r);
+      seq_.store(job_seq_, std::memory_order_release);
+      for (int i = 1; i < n; ++i) workers_[i - 1]->go.add(1);
+      work(0, t0);
+      finished_.wait_until(parts_given_ += parts * uint64_t(n), kForever);
+      t1 = hcq::now_ns();
+    }
+    // The kernel's time times the cores, per work-group.
+    cost.store(double(t1 - t0) * n / double(e.global.count()), std::memory_order_relaxed);
 
     // Against abandon(): exactly one of the two exchanges of this token succeeds.
     uint64_t expect = token;
@@ -328,40 +356,81 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   void worker_main(int i) {
     Worker& w = *workers_[i];
-    for (uint64_t seen = 1;; ++seen) {
-      if (!w.go.wait_until(seen, kForever, &stop_)) return;
-      Job job = job_;  // published by the CP's increment of `go`
-      run_share(job, i + 1, hcq::now_ns());
-      done_.add(1);
+    for (uint64_t seen = 0;;) {
+      if (!w.go.wait_until(seen + 1, kForever, &stop_)) return;
+      seen = w.go.value();  // a worker that wakes late joins the current job, if any part is left
+      work(i + 1, hcq::now_ns());
     }
   }
 
-  // Core `core`'s share of the grid, as parts of the ABI's finer split (program.h): with P parts per core,
-  // part j of core c is share c*P+j of n_cores*P, and m aligned consecutive parts are one share of
-  // n_cores*P/m. Progress is counted after each call, so a kernel that still completes parts is slow, not
-  // stuck (device.cpp's explain_stall). Starts at t0 (the caller read the clock: a read costs as much as a
-  // tiny kernel) and returns when its last part finished.
-  uint64_t run_share(const Job& job, int core, uint64_t t0) {
-    const uint64_t per = job.parts, total = per * uint64_t(job.n_cores);
+  // The grid is split into parts of the ABI's finer split (program.h): with P parts per core, part j of
+  // core c's share is share c*P+j of n_cores*P, and m aligned consecutive parts are one share of
+  // n_cores*P/m. A call runs m parts; m doubles while calls take under kPartTime, so a short kernel costs
+  // a few calls, and halves when they take far longer. Progress is counted after each call, so a kernel
+  // that still completes parts is slow, not stuck (device.cpp's explain_stall). Each returns when its
+  // last part finished, from t0 (the caller read the clock: a read costs as much as a tiny kernel).
+
+  // A kernel on this thread alone: its parts in order.
+  uint64_t run_whole(KernelFn fn, const unsigned* launch, uint64_t per, uint64_t t0) {
     uint64_t m = 1;
     for (uint64_t j = 0; j < per;) {
       while (j % m != 0 || j + m > per) m /= 2;
-      job.fn(job.bufs, job.vars, job.launch, int((uint64_t(core) * per + j) / m), int(total / m));
+      fn(bufs_.data(), vars_.data(), launch, int(j / m), int(per / m));
       j += m;
       const uint64_t t = hcq::now_ns();
-      // A lone core's last part ends the exec at once: nobody needs its progress.
-      if (job.n_cores > 1 || j < per) {
-        parts_done_.fetch_add(m, std::memory_order_relaxed);
-        progress_ns_.store(t, std::memory_order_relaxed);
-      }
-      if (t - t0 < kPartTime) {
-        m *= 2;
-      } else if (t - t0 > 4 * kPartTime && m > 1) {
-        m /= 2;
-      }
+      if (j < per) progress(m, t);  // the last part ends the exec at once: nobody needs its progress
+      m = next_part_size(m, t - t0);
       t0 = t;
     }
     return t0;
+  }
+
+  // Core `core`'s part of the current split job (seq_): its own share from the front, then what is left
+  // of the other cores' shares from the back, half of it at a time.
+  void work(int core, uint64_t t0) {
+    const auto r = std::memory_order_relaxed;
+    const uint64_t seq = seq_.load(std::memory_order_acquire) & 0xffffffff;
+    const KernelFn fn = job_.fn.load(r);
+    void* const* bufs = job_.bufs.load(r);
+    const int* vars = job_.vars.load(r);
+    const unsigned* launch = job_.launch.load(r);
+    const int n = job_.n_cores.load(r);
+    const uint64_t per = job_.parts.load(r), total = per * uint64_t(n);
+    if (core >= n) return;
+    uint64_t m = 1;
+    for (int i = 0; i < n; ++i) {
+      const int c = (core + i) % n;
+      std::atomic<uint64_t>& word = shares_[size_t(c)].word;
+      for (uint64_t w = word.load(std::memory_order_acquire);;) {
+        // A claim that succeeds on this job's word also proves that the job's fields read above were
+        // this job's: the CP writes the next job's only after every part of this one finished.
+        if ((w & 0xffffffff) != seq) return;  // this job is over
+        const uint64_t front = w >> 48, back = (w >> 32) & 0xffff;
+        if (front >= back) break;
+        // k parts at `at`, aligned to k: the owner's next ones, or a thief's half of what is left.
+        uint64_t k = c == core ? m : std::min(m, std::max<uint64_t>(1, std::bit_floor((back - front) / 2)));
+        while ((c == core ? front % k != 0 || front + k > back : back % k != 0)) k /= 2;
+        const uint64_t at = c == core ? front : back - k;
+        const uint64_t claimed = c == core ? share_word(seq, front + k, back) : share_word(seq, front, at);
+        if (!word.compare_exchange_weak(w, claimed, std::memory_order_acq_rel)) continue;
+        fn(bufs, vars, launch, int((uint64_t(c) * per + at) / k), int(total / k));
+        const uint64_t t = hcq::now_ns();
+        progress(k, t);
+        finished_.add(k);
+        m = next_part_size(m, t - t0);
+        t0 = t;
+        w = word.load(std::memory_order_acquire);
+      }
+    }
+  }
+
+  void progress(uint64_t parts, uint64_t t) {
+    parts_done_.fetch_add(parts, std::memory_order_relaxed);
+    progress_ns_.store(t, std::memory_order_relaxed);
+  }
+  static uint64_t next_part_size(uint64_t m, uint64_t took) {
+    if (took < kPartTime) return std::min(m * 2, kMaxParts);
+    return took > 4 * kPartTime && m > 1 ? m / 2 : m;
   }
 
   // Held until the submission retires, when its timeline value is known.
@@ -391,7 +460,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   // CP-only state.
   uint64_t published_ = 0;  // consumed_'s value (publish())
-  uint64_t exec_seq_ = 0, jobs_given_ = 0;
+  uint64_t exec_seq_ = 0, job_seq_ = 0, parts_given_ = 0;
   bool failing_ = false;  // a wait in this submission failed: skip to its Retire
   std::string error_;
   std::vector<void*> bufs_;
@@ -400,8 +469,10 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   std::vector<hcq::ProfileRecord> records_;  // the submission's, until it retires
 
   std::vector<std::unique_ptr<Worker>> workers_;
-  Job job_{};
-  hcq::Counter done_;  // jobs finished by workers
+  Job job_;
+  std::unique_ptr<Share[]> shares_;  // one per core (CP and workers)
+  std::atomic<uint64_t> seq_{0};     // the current split job's sequence number
+  hcq::Counter finished_;            // parts finished of split jobs, all jobs together
   std::thread cp_;
   std::shared_ptr<void> keepalive_;  // the abandoned kernel's shared object
 };
