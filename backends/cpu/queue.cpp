@@ -343,12 +343,12 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       finished_.wait_until(parts_given_ += parts * uint64_t(n), kForever);
       t1 = hcq::now_ns();
     }
-    // The kernel's time times the cores, per work-group.
-    cost.store(double(t1 - t0) * n / double(e.global.count()), std::memory_order_relaxed);
-
-    // Against abandon(): exactly one of the two exchanges of this token succeeds.
+    // Against abandon(): exactly one of the two exchanges of this token succeeds. An abandoned exec's
+    // program may be gone by the time its kernel returns: nothing of it is touched after.
     uint64_t expect = token;
     if (!token_.compare_exchange_strong(expect, token - 1)) return false;  // abandoned while it ran
+    // The kernel's time times the cores, per work-group.
+    cost.store(double(t1 - t0) * n / double(e.global.count()), std::memory_order_relaxed);
     phase_.store(QueueStatus::Idle, std::memory_order_release);
     record(e.program->name(), t0, 0, hcq::Transfer::None);
     return true;
