@@ -339,8 +339,8 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       for (int c = 0; c < n; ++c) shares_[size_t(c)].word.store(share_word(job_seq_, 0, parts), r);
       seq_.store(job_seq_, std::memory_order_release);
       for (int i = 1; i < n; ++i) workers_[i - 1]->go.add(1);
-      work(0, t0);
-      finished_.wait_until(parts_given_ += parts * uint64_t(n), kForever);
+      // The workers' parts: all but the ones this thread ran.
+      finished_.wait_until(parts_given_ += parts * uint64_t(n) - work(0, t0), kForever);
       t1 = hcq::now_ns();
     }
     // Against abandon(): exactly one of the two exchanges of this token succeeds. An abandoned exec's
@@ -359,7 +359,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     for (uint64_t seen = 0;;) {
       if (!w.go.wait_until(seen + 1, kForever, &stop_)) return;
       seen = w.go.value();  // a worker that wakes late joins the current job, if any part is left
-      work(i + 1, hcq::now_ns());
+      if (const uint64_t ran = work(i + 1, hcq::now_ns())) finished_.add(ran);
     }
   }
 
@@ -386,8 +386,9 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   }
 
   // Core `core`'s part of the current split job (seq_): its own share from the front, then what is left
-  // of the other cores' shares from the back, half of it at a time.
-  void work(int core, uint64_t t0) {
+  // of the other cores' shares from the back, half of it at a time. Returns how many parts it ran (the
+  // CP's wait counts the workers' parts only: one add per worker and job, not one per call).
+  uint64_t work(int core, uint64_t t0) {
     const auto r = std::memory_order_relaxed;
     const uint64_t seq = seq_.load(std::memory_order_acquire) & 0xffffffff;
     const KernelFn fn = job_.fn.load(r);
@@ -396,7 +397,8 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     const unsigned* launch = job_.launch.load(r);
     const int n = job_.n_cores.load(r);
     const uint64_t per = job_.parts.load(r), total = per * uint64_t(n);
-    if (core >= n) return;
+    uint64_t ran = 0;
+    if (core >= n) return ran;
     uint64_t m = 1;
     for (int i = 0; i < n; ++i) {
       const int c = (core + i) % n;
@@ -404,7 +406,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       for (uint64_t w = word.load(std::memory_order_acquire);;) {
         // A claim that succeeds on this job's word also proves that the job's fields read above were
         // this job's: the CP writes the next job's only after every part of this one finished.
-        if ((w & 0xffffffff) != seq) return;  // this job is over
+        if ((w & 0xffffffff) != seq) return ran;  // this job is over
         const uint64_t front = w >> 48, back = (w >> 32) & 0xffff;
         if (front >= back) break;
         // k parts at `at`, aligned to k: the owner's next ones, or a thief's half of what is left.
@@ -416,12 +418,13 @@ class Engine final : public std::enable_shared_from_this<Engine> {
         fn(bufs, vars, launch, int((uint64_t(c) * per + at) / k), int(total / k));
         const uint64_t t = hcq::now_ns();
         progress(k, t);
-        finished_.add(k);
+        ran += k;
         m = next_part_size(m, t - t0);
         t0 = t;
         w = word.load(std::memory_order_acquire);
       }
     }
+    return ran;
   }
 
   void progress(uint64_t parts, uint64_t t) {
