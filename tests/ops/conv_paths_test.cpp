@@ -1,5 +1,6 @@
 // The fast paths of the convolutions (runtime/tensor_conv.cpp) against plain loops on the host, on every
-// device present: a large padded conv (it reads a copy of its padded input), strided convs (space-to-depth
+// device present: a large padded conv (it reads a copy of its padded input; a depthwise one, padded along
+// its rows only, reads the rest of the padding through a test), strided convs (space-to-depth
 // into a stride-1 conv), a depthwise strided conv, strided conv1ds (an STFT-shaped one copies its phases
 // channels last) and transposed convs whose kernel equals their stride. The ONNX backend suite covers the
 // general paths with its own outputs; its cases are too small to take these.
@@ -81,6 +82,7 @@ class ConvPaths : public testing::TestWithParam<std::string> {
 // clang-format off
 TEST_P(ConvPaths, LargePaddedConv) { check({.bs = 1, .cin = 16, .h = 48, .w = 40, .cout = 16, .kh = 3, .kw = 3, .top = 1, .left = 1, .bottom = 1, .right = 1}); }
 TEST_P(ConvPaths, StridedConvWithUnevenKernelStrideAndPads) { check({.bs = 2, .cin = 6, .h = 67, .w = 53, .cout = 24, .kh = 5, .kw = 4, .sh = 2, .sw = 3, .top = 2, .left = 0, .bottom = 1, .right = 1}); }
+TEST_P(ConvPaths, LargePaddedDepthwiseConvWithUnevenPads) { check({.bs = 2, .cin = 32, .h = 8, .w = 96, .cout = 32, .kh = 5, .kw = 5, .groups = 32, .top = 2, .left = 1, .bottom = 1, .right = 3}); }
 TEST_P(ConvPaths, DepthwiseStridedConv) { check({.bs = 1, .cin = 64, .h = 100, .w = 80, .cout = 64, .kh = 3, .kw = 3, .groups = 64, .sh = 2, .sw = 2, .top = 1, .left = 1, .bottom = 1, .right = 1}); }
 TEST_P(ConvPaths, StridedConv1d) { check({.bs = 2, .cin = 8, .h = 1, .w = 4001, .cout = 16, .kh = 1, .kw = 5, .sw = 3, .left = 2, .right = 2}, true); }
 TEST_P(ConvPaths, StftShapedConv1d) { check({.bs = 1, .cin = 1, .h = 1, .w = 640, .cout = 258, .kh = 1, .kw = 256, .sw = 128, .left = 64, .right = 64}, true); }

@@ -213,6 +213,21 @@ TEST(Heuristic, CpuReductionRowsAreUpcastByFourWhenTheWholeRowWouldNotFit) {
   expect_matches_reference(s);
 }
 
+TEST(Heuristic, CpuDepthwiseConvCopiesItsInputPaddedAlongItsRowsOnly) {
+  // The copy of a large depthwise conv's input pads the last axis (columns) only: 2 x 96 maps padded by
+  // 2 are copied as 2 x 100, not 6 x 100; the rows' padding is a test per row of taps in the conv.
+  const Tensor x = randf({6, 64, 2, 96}, 40), w = randf({64, 1, 5, 5}, 41);
+  const Tensor conv = x.conv2d(w, {.groups = 64, .padding = {2}});
+  const Schedule s = schedule({conv.uop()});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].bufs[0].arg_as<int64_t>(), 6 * 64 * 2 * 100);
+  const Kernel k = make_kernel(s.items[1].ast, device_target("CPU").caps);
+  size_t gated = 0;  // vector loads under the row's test
+  for (const UOp& u : k.uops) gated += u.op() == Op::Load && u.dtype().is_vector() && u.src(0).num_src() == 3;
+  EXPECT_GT(gated, 0u) << k.str();
+  expect_matches_reference(conv);
+}
+
 TEST(Heuristic, CpuDepthwiseConvKeepsSeveralVectorAccumulators) {
   // A 5x5 depthwise conv (large enough to read a padded copy) over 96 columns, which no later upcast by 4
   // of the columns left over follows (3 x 2 vectors): each vector accumulator is a chain of FMAs, so the
