@@ -33,17 +33,25 @@ GlobalMap map_global(const Shape& shape, const DeviceCaps& caps, DType idx_dt) {
   for (size_t a = 0; a < shape.size(); ++a)
     if (shape[a] > 1) groups.push_back({a});
   const size_t max_dims = size_t(std::max(caps.global_dims, 1));
-  // Merging the leading axes keeps the innermost axis alone in the last dimension, so consecutive
-  // work-groups touch consecutive elements.
-  while (groups.size() > max_dims) {
-    groups[1].insert(groups[1].begin(), groups[0].begin(), groups[0].end());
-    groups.erase(groups.begin());
-  }
   auto group_size = [&](const std::vector<size_t>& g) {
     int64_t n = 1;
     for (size_t a : g) n *= shape[a];
     return n;
   };
+  // Too many axes: merge the two neighbours with the fewest work-groups together (the leading pair on a
+  // tie). Neighbours keep the work-groups' order, so consecutive ones still touch consecutive elements;
+  // the larger axes stay dimensions of their own, which a device may walk in its own order (the CPU walks
+  // the one that shares the most data fastest: a 1x1 conv's output-channel tiles, not merged with the
+  // batch, share each tile of its input).
+  while (groups.size() > max_dims) {
+    size_t best = 0;
+    for (size_t i = 1; i + 1 < groups.size(); ++i)
+      if (group_size(groups[i]) * group_size(groups[i + 1]) <
+          group_size(groups[best]) * group_size(groups[best + 1]))
+        best = i;
+    groups[best].insert(groups[best].end(), groups[best + 1].begin(), groups[best + 1].end());
+    groups.erase(groups.begin() + int64_t(best) + 1);
+  }
   // Each group becomes one launch dimension, or two (hi, lo) when it is too large for one.
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const std::vector<size_t>& g = groups[gi];

@@ -15,13 +15,13 @@ struct GlobalMap {
   UOp valid;  // null, or the condition for a work-group to store (a dimension split beyond its size)
 };
 
-// Axes of size > 1 are merged (leading ones first) until they fit caps.global_dims; a dimension larger
-// than caps.global_max is split in two (hi, lo) when a dimension is free: by its largest divisor that
-// fits, or, when no divisor makes both halves fit (a prime factor above the limit), into lo = the limit
-// and hi = ceil(size / lo), whose surplus work-groups compute in-range indices (the group's leading axis
-// wraps too) and store nothing (`valid`). Specials and indices have dtype idx_dt. Throws Error
-// `[global_dims] ...` when the shape cannot be mapped. A shape with a 0 gives no specials and a dims
-// entry of 0 (nothing to launch).
+// Axes of size > 1 are merged (the neighbours with the fewest work-groups together, the leading ones on a
+// tie) until they fit caps.global_dims; a dimension larger than caps.global_max is split in two (hi, lo)
+// when a dimension is free: by its largest divisor that fits, or, when no divisor makes both halves fit (a
+// prime factor above the limit), into lo = the limit and hi = ceil(size / lo), whose surplus work-groups
+// compute in-range indices (the group's leading axis wraps too) and store nothing (`valid`). Specials and
+// indices have dtype idx_dt. Throws Error `[global_dims] ...` when the shape cannot be mapped. A shape
+// with a 0 gives no specials and a dims entry of 0 (nothing to launch).
 GlobalMap map_global(const Shape& shape, const DeviceCaps& caps, DType idx_dt = dtypes::index);
 
 }  // namespace sluice::codegen

@@ -97,9 +97,12 @@ TEST(GlobalDims, CpuFlattensToOneDimension) {
   EXPECT_TRUE(m.axis_idx[1].is_const());
 }
 
-TEST(GlobalDims, GpuMergesLeadingAxesIntoThreeDimensions) {
+TEST(GlobalDims, MergesTheNeighboursWithFewestWorkGroupsIntoThreeDimensions) {
   DeviceCaps gpu{.global_dims = 3, .global_max = {65535, 65535, 65535}};
   EXPECT_EQ(map_global({2, 3, 4, 5}, gpu).dims, (std::vector<uint32_t>{6, 4, 5}));
+  // A 1x1 conv's (batch, output-channel tiles, rows, column tiles): the channel tiles stay a dimension.
+  EXPECT_EQ(map_global({6, 30, 12, 4}, gpu).dims, (std::vector<uint32_t>{6, 30, 48}));
+  EXPECT_EQ(map_global({5, 4, 3, 2, 7}, gpu).dims, (std::vector<uint32_t>{20, 6, 7}));
 }
 
 TEST(GlobalDims, TooLargeDimensionSplitsWhenADimensionIsFree) {
