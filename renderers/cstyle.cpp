@@ -159,7 +159,8 @@ std::string alu_expr(Ctx& c, const UOp& u) {
              plain + ")";
     }
     case Op::Max: {
-      // a < b ? b : a keeps a NaN a; the test for NaNs is needed only where b may be one (a ReLU's 0 cannot).
+      // a < b ? b : a keeps a NaN a; the test for NaNs is needed only where b may be one (a clip's bound
+      // cannot).
       const bool b_const = ordered_const(u.src(1)), a_const = !b_const && ordered_const(u.src(0));
       const std::string a = s(a_const ? 1 : 0), b = s(a_const ? 0 : 1);
       const std::string m = "(" + a + " < " + b + " ? " + b + " : " + a + ")";

@@ -164,7 +164,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const ConvOptions& o) const {
   // reduction would test its bounds and could not be a vector load (and a fused producer would be
   // recomputed for each output channel). A small one stays one kernel, where a launch costs more.
   Bounds pads = detail::resolve_pool_pads("conv2d", o.padding, dims);
-  const bool depthwise = cin == 1 && cout == g && dims >= 2;
+  const bool depthwise = cin == 1 && cout == g;
   Tensor x = pad_last(*this, pads);
   const bool padded = std::any_of(pads.begin(), pads.end(), [](auto b) { return b.first || b.second; }),
              large = sluice::prod(shape()) / cin_all * cout * cin * sluice::prod(k) >= kCopyPaddedMacs,

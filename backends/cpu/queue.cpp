@@ -27,6 +27,7 @@ constexpr uint64_t kAbandoned = ~uint64_t(0) - 1;
 // after each: an hour-long kernel still reports every minute or so. A part grows while parts take less
 // than kPartTime, so a short kernel costs a few calls per core, not kMaxParts.
 constexpr uint64_t kMaxParts = 64;
+static_assert(kMaxParts < (1 << 16), "a core's share is two 16-bit part counts (Engine::Share)");
 constexpr uint64_t kPartTime = 1'000'000;  // ns
 // Below this much CPU time a kernel runs on one thread (run_exec): about two hand-offs to a worker here.
 constexpr uint64_t kInline = 20'000;  // ns
@@ -335,9 +336,9 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       job_.fn.store(kernel_entry(*e.program), r), job_.bufs.store(bufs_.data(), r);
       job_.vars.store(vars_.data(), r), job_.launch.store(launch, r);
       job_.n_cores.store(n, r), job_.parts.store(parts, r);
-      ++job_seq_;
-      for (int c = 0; c < n; ++c) shares_[size_t(c)].word.store(share_word(job_seq_, 0, parts), r);
-      seq_.store(job_seq_, std::memory_order_release);
+      const uint64_t seq = seq_.load(r) + 1;  // this thread is its only writer
+      for (int c = 0; c < n; ++c) shares_[size_t(c)].word.store(share_word(seq, 0, parts), r);
+      seq_.store(seq, std::memory_order_release);
       for (int i = 1; i < n; ++i) workers_[i - 1]->go.add(1);
       // The workers' parts: all but the ones this thread ran.
       finished_.wait_until(parts_given_ += parts * uint64_t(n) - work(0, t0), kForever);
@@ -410,10 +411,15 @@ class Engine final : public std::enable_shared_from_this<Engine> {
         const uint64_t front = w >> 48, back = (w >> 32) & 0xffff;
         if (front >= back) break;
         // k parts at `at`, aligned to k: the owner's next ones, or a thief's half of what is left.
-        uint64_t k = c == core ? m : std::min(m, std::max<uint64_t>(1, std::bit_floor((back - front) / 2)));
-        while ((c == core ? front % k != 0 || front + k > back : back % k != 0)) k /= 2;
-        const uint64_t at = c == core ? front : back - k;
-        const uint64_t claimed = c == core ? share_word(seq, front + k, back) : share_word(seq, front, at);
+        uint64_t k, at, claimed;
+        if (c == core) {
+          for (k = m; front % k != 0 || front + k > back;) k /= 2;
+          at = front, claimed = share_word(seq, front + k, back);
+        } else {
+          for (k = std::min(m, std::max<uint64_t>(1, std::bit_floor((back - front) / 2))); back % k != 0;)
+            k /= 2;
+          at = back - k, claimed = share_word(seq, front, at);
+        }
         if (!word.compare_exchange_weak(w, claimed, std::memory_order_acq_rel)) continue;
         fn(bufs, vars, launch, int((uint64_t(c) * per + at) / k), int(total / k));
         const uint64_t t = hcq::now_ns();
@@ -463,7 +469,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   // CP-only state.
   uint64_t published_ = 0;  // consumed_'s value (publish())
-  uint64_t exec_seq_ = 0, job_seq_ = 0, parts_given_ = 0;
+  uint64_t exec_seq_ = 0, parts_given_ = 0;
   bool failing_ = false;  // a wait in this submission failed: skip to its Retire
   std::string error_;
   std::vector<void*> bufs_;
