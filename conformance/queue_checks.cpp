@@ -56,6 +56,27 @@ void host_wait(Context& c) {
   CONF_EXPECT_EQ(b->value(), 1u);
 }
 
+// Submissions finish out of order across a device's queues: a copy queue held by a wait holds up neither
+// the compute queue's later submissions nor their signals, and the timeline passes the held one only once
+// it is done.
+void queues_finish_out_of_order(Context& c) {
+  hcq::Device& dev = c.dev();
+  if (dev.queue_count(QueueKind::Copy) == 0) throw Skip("the device has no copy queue");
+  auto gate = dev.new_signal("gate"), held = dev.new_signal("held"), a = dev.new_signal("a");
+  dev.synchronize();
+  const uint64_t v_held = HwQueue(QueueKind::Copy).wait(*gate, 1).signal(*held, 1).submit(dev);
+  HwQueue().signal(*a, 1).submit(dev);
+  const uint64_t v_last = HwQueue().signal(*a, 2).submit(dev);
+  CONF_EXPECT(a->wait_until(2, hcq::Clock::now() + 5s))
+      << "the compute queue waited for the copy queue's held submission: a = " << a->value();
+  CONF_EXPECT_EQ(dev.timeline().value(), v_held - 1) << "the timeline passed a submission still held";
+  CONF_EXPECT_EQ(held->value(), 0u);
+  gate->set(1);
+  dev.timeline().wait(v_last);
+  CONF_EXPECT_EQ(held->value(), 1u);
+  CONF_EXPECT_EQ(dev.timeline().value(), v_last);
+}
+
 void exec(Context& c) {
   hcq::Device& dev = c.dev();
   Buffer out = ints(dev, 1000, -1);
@@ -413,6 +434,7 @@ std::vector<Check> queue_checks() {
       {"queue/signal_copy", signal_copy},
       {"queue/wait_preset_signal", wait_preset_signal},
       {"queue/host_wait", host_wait},
+      {"queue/queues_finish_out_of_order", queues_finish_out_of_order},
       {"queue/exec", exec},
       {"queue/resubmit", resubmit},
       {"queue/patch_launch_size", patch_launch_size},

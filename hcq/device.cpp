@@ -105,13 +105,14 @@ uint64_t Device::submit_graph(const HwQueue& q, uint64_t graph) {
 void Device::retire(uint64_t value, uint64_t timestamp_ns) {
   std::lock_guard lk(retire_mu_);
   if (value <= retired_) return;  // counted already: a replaced timeline took it (replace_timeline)
-  done_.insert(value);
-  const uint64_t before = retired_;
-  while (!done_.empty() && *done_.begin() == retired_ + 1) {
-    done_.erase(done_.begin());
-    ++retired_;
+  if (value != retired_ + 1) {    // an earlier value is still running
+    done_.insert(value);
+    return;
   }
-  if (retired_ != before) timeline().device_write(retired_, timestamp_ns);
+  // In order (the usual case): no set node.
+  for (retired_ = value; !done_.empty() && *done_.begin() == retired_ + 1; ++retired_)
+    done_.erase(done_.begin());
+  timeline().device_write(retired_, timestamp_ns);
 }
 
 void Device::replace_timeline(const std::string& error) {

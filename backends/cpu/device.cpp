@@ -76,18 +76,22 @@ class Device final : public hcq::Device {
  protected:
   uint64_t do_submit(const hcq::HwQueue& q) override {
     int k = q.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
-    // Taking the value and filling the ring under one lock keeps each ring's timeline values increasing,
-    // which the Retire chain needs to make progress.
+    // Under the ring's lock: the values a ring retires increase, and a hang reset (which takes every
+    // submit lock) sees each value handed out in its ring.
     std::lock_guard lk(submit_mu_[k]);
     uint64_t v = next_timeline_value();
-    queues_[k]->push(q.packets(), timeline(), v);
+    queues_[k]->push(q.packets(), v);
     return v;
   }
 
  private:
   QueueConfig config(int k) {
-    return QueueConfig{name(), config_names_[k], k == kCompute ? threads_ - 1 : 0, this,
-                       [this](hcq::ProfileRecord r) { add_profile(std::move(r)); }};
+    return QueueConfig{name(),
+                       config_names_[k],
+                       k == kCompute ? threads_ - 1 : 0,
+                       this,
+                       [this](hcq::ProfileRecord r) { add_profile(std::move(r)); },
+                       [this](uint64_t v, uint64_t ns) { retire(v, ns); }};
   }
 
   // Called with reset_mu_ held. The hung queue's threads are abandoned; everything its pending packets

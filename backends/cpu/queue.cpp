@@ -15,7 +15,7 @@ namespace {
 
 namespace pk = hcq::packet;
 
-constexpr uint8_t kPad = pk::kFirstBackendOp, kRetire = pk::kFirstBackendOp + 1;
+constexpr uint8_t kPad = pk::kFirstBackendOp, kEnd = pk::kFirstBackendOp + 1;
 constexpr uint64_t kRingWords = uint64_t(1) << 16;   // 512 KiB: thousands of kernel launches in flight
 constexpr uint64_t kPublishWords = kRingWords / 16;  // the CP gives consumed words back at least this often
 // A CP blocked on a signal wakes this often to see whether its device is being destroyed.
@@ -57,17 +57,17 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     }
   }
 
-  void push(std::span<const uint64_t> w, hcq::Signal& timeline, uint64_t value) {
-    const uint64_t retire[3] = {pk::header(kRetire, 3), uint64_t(uintptr_t(&timeline)), value};
+  void push(std::span<const uint64_t> w, uint64_t value) {
+    const uint64_t end[2] = {pk::header(kEnd, 2), value};
     uint64_t pos = wp_ & (kRingWords - 1);
-    if (pos + w.size() + 3 <= kRingWords && has_room(w.size() + 3)) {  // the usual case: one copy
+    if (pos + w.size() + 2 <= kRingWords && has_room(w.size() + 2)) {  // the usual case: one copy
       std::copy(w.begin(), w.end(), &ring_[pos]);
       for (pk::Ref r : pk::each(w)) hold(r.p, pos + r.at);
-      std::copy(retire, retire + 3, &ring_[pos + w.size()]);
-      wp_ += w.size() + 3;
+      std::copy(end, end + 2, &ring_[pos + w.size()]);
+      wp_ += w.size() + 2;
     } else {
       for (pk::Ref r : pk::each(w)) put(r.p, pk::words(r.p[0]));
-      put(retire, 3);
+      put(end, 2);
     }
     written_.store(wp_);  // the doorbell
   }
@@ -238,7 +238,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   bool execute(const uint64_t* p, uint64_t rp) {
     // Where the packet sits in its HwQueue (profile records): the ring adds its own packets (padding,
-    // retire), which the submission did not have.
+    // end), which the submission did not have.
     at_ = sub_words_;
     if (pk::op(p[0]) < pk::kFirstBackendOp) sub_words_ += pk::words(p[0]);
     switch (pk::op(p[0])) {
@@ -277,21 +277,18 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       // a kernel only through the pool's completion counter, which orders every core's writes before it.
       case pk::Barrier:
       case kPad: break;
-      case kRetire: {
-        // Even a skipped submission retires: the timeline says "done with", not "succeeded".
-        auto& timeline = *pk::ptr<hcq::Signal>(p[1]);
-        block_on(timeline.ref(), p[2] - 1, rp);
+      case kEnd:
         for (hcq::ProfileRecord& r : records_) {  // before the timeline says they are done
-          r.submission = p[2];
+          r.submission = p[1];
           cfg_.profile(std::move(r));
         }
         records_.clear();
         sub_words_ = 0;
-        if (!timeline.failed()) timeline.device_write(p[2], hcq::now_ns());
+        // Even a skipped submission retires: the timeline says "done with", not "succeeded".
+        cfg_.retire(p[1], hcq::now_ns());
         failing_ = false;
         error_.clear();
         break;
-      }
     }
     return true;
   }
@@ -470,7 +467,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   // CP-only state.
   uint64_t published_ = 0;  // consumed_'s value (publish())
   uint64_t exec_seq_ = 0, parts_given_ = 0;
-  bool failing_ = false;  // a wait in this submission failed: skip to its Retire
+  bool failing_ = false;  // a wait in this submission failed: skip to its End
   std::string error_;
   std::vector<void*> bufs_;
   std::vector<int> vars_;
@@ -493,9 +490,7 @@ class QueueImpl final : public Queue {
   }
   ~QueueImpl() override { engine_->shutdown(); }
 
-  void push(std::span<const uint64_t> packets, hcq::Signal& timeline, uint64_t value) override {
-    engine_->push(packets, timeline, value);
-  }
+  void push(std::span<const uint64_t> packets, uint64_t value) override { engine_->push(packets, value); }
   QueueStatus status() const override { return engine_->status(); }
   bool abandon(uint64_t token) override { return engine_->abandon(token); }
   std::vector<hcq::SignalRef> dropped_signals() const override { return engine_->dropped_signals(); }

@@ -4,12 +4,13 @@
 // that run kernels with it.
 //
 // The ring holds the packets of hcq/queue.h, copied as recorded, plus two packets of its own: Pad (fills
-// the ring's end so that no packet wraps) and Retire (ends a submission: waits until the device timeline
-// reaches value-1, then writes value; this keeps the timeline in order across the device's queues while
-// their work overlaps). The producer writes packets at its write pointer and rings the doorbell (publishes
-// the pointer); the CP reads up to the doorbell and publishes its read pointer when it gets there, every
-// sixteenth of the ring, and before a packet that may take long (queue.cpp: publish). The producer blocks
-// only when the ring is full; the CP spins briefly, then sleeps, when it is empty.
+// the ring's end so that no packet wraps) and End (ends a submission: its profile records go out, then
+// QueueConfig::retire says its timeline value is done; hcq::Device::retire moves the timeline over the
+// values done in order, so a queue never waits for another's earlier submission). The producer writes
+// packets at its write pointer and rings the doorbell (publishes the pointer); the CP reads up to the
+// doorbell and publishes its read pointer when it gets there, every sixteenth of the ring, and before a
+// packet that may take long (queue.cpp: publish). The producer blocks only when the ring is full; the CP
+// spins briefly, then sleeps, when it is empty.
 //
 // Kernels: an exec runs on min(pool size, work-groups) cores at once, the CP being core 0 (program.h has
 // the ABI), except a launch that the program's last run predicts under 20 us of CPU time: that one runs
@@ -21,8 +22,7 @@
 // Signal lifetime (hcq/signal.h): push() takes a SignalRef to the signal of every wait, signal and
 // timestamp packet, kept beside the packet's ring slot until the CP has consumed it; the CP, status() and
 // dropped_signals() use only those, so a signal destroyed while its submission is pending is never
-// touched: its writes are dropped. The timeline's Retire packets keep its address: the device keeps
-// every timeline it had alive until its queues are gone (hcq/device.h).
+// touched: its writes are dropped.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,6 +40,9 @@ struct QueueConfig {
   int workers = 0;                     // threads besides the CP that run kernels; 0 for a copy queue
   const hcq::Device* owner = nullptr;  // profile records are taken while owner->profiling()
   std::function<void(hcq::ProfileRecord)> profile;  // where they go
+  // Submission `value` is done (or failed) at host time `ns`: hcq::Device::retire. Not called for the
+  // submissions of an abandoned queue.
+  std::function<void(uint64_t value, uint64_t ns)> retire;
 };
 
 // What a queue is doing right now, for Device::explain_stall (hcq/queue_status.h).
@@ -49,17 +52,17 @@ class Queue {
  public:
   virtual ~Queue() = default;  // waits until the submitted work is done, then stops the threads
 
-  // Copies `packets` into the ring, then a Retire for `timeline` reaching `value`, and rings the
-  // doorbell. One producer at a time (the device's submit lock). Blocks while the ring is full; throws
-  // hcq::Error `[submit] ...` if the queue is abandoned meanwhile.
-  virtual void push(std::span<const uint64_t> packets, hcq::Signal& timeline, uint64_t value) = 0;
+  // Copies `packets` into the ring, then an End for timeline value `value`, and rings the doorbell. One
+  // producer at a time (the device's submit lock). Blocks while the ring is full; throws hcq::Error
+  // `[submit] ...` if the queue is abandoned meanwhile.
+  virtual void push(std::span<const uint64_t> packets, uint64_t value) = 0;
   virtual QueueStatus status() const = 0;
   // If the exec `token` names is still running, gives up on it: its threads are detached to finish that
   // kernel and exit, the queue runs nothing more, and the kernel's code stays loaded. False if the exec
   // finished meanwhile.
   virtual bool abandon(uint64_t token) = 0;
   // After abandon(), with no producer active: the signals that the packets behind the stuck exec would
-  // have written (the timeline's Retire packets excluded).
+  // have written.
   virtual std::vector<hcq::SignalRef> dropped_signals() const = 0;
 };
 
