@@ -196,6 +196,30 @@ void failed_wait_device_destroyed(Context& c) {
   CONF_EXPECT_EQ(after.value(), 1u);
 }
 
+// A device destroyed while one of its queues waits for a signal that another of its queues is still
+// working towards: the device finishes its own work, so the wait is met and its submission runs (only a
+// wait that nothing but the host could meet fails, above).
+void wait_met_while_device_destroyed(Context& c) {
+  hcq::Signal copied("copied"), out("out");  // host signals: they outlive the device
+  {
+    auto d = c.entry().open(0);
+    if (d->queue_count(QueueKind::Copy) == 0) throw Skip("the device has no copy queue");
+    // Copies long enough that the destructor starts while they run (tens of ms on a CPU).
+    constexpr uint64_t kBytes = uint64_t(32) << 20;
+    Buffer a = d->allocator().alloc(kBytes), b = d->allocator().alloc(kBytes);
+    HwQueue q(QueueKind::Copy);
+    for (int i = 0; i < 32; ++i) q.copy(b.addr, a.addr, kBytes);
+    const uint64_t v = q.signal(copied, 1).submit(*d);
+    HwQueue().wait(copied, 1).signal(out, 1).submit(*d);
+    release(*d, a, v);
+    release(*d, b, v);
+  }
+  CONF_EXPECT(!copied.failed() && copied.value() == 1)
+      << "the copies' signal: value " << copied.value() << " " << copied.error();
+  CONF_EXPECT(!out.failed()) << "the wait the copy queue met failed: " << out.error();
+  CONF_EXPECT_EQ(out.value(), 1u);
+}
+
 // A kernel that never returns times out past the hang timeout, fails its signals and the work queued
 // behind it, and the device goes on with a fresh queue and timeline.
 void hung_kernel(Context& c) {
@@ -319,6 +343,7 @@ std::vector<Check> failure_checks() {
       {"queue/failed_wait_at_submit_reaches_copy_queue", failed_wait_at_submit_reaches_copy_queue},
       {"queue/failed_wait_cross_device", failed_wait_cross_device},
       {"queue/failed_wait_device_destroyed", failed_wait_device_destroyed},
+      {"queue/wait_met_while_device_destroyed", wait_met_while_device_destroyed},
       {"queue/hung_kernel", hung_kernel},
       {"queue/pending_signal_destroyed", pending_signal_destroyed},
       {"queue/pending_signal_destroyed_held", pending_signal_destroyed_held},

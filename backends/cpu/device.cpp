@@ -38,8 +38,13 @@ class Device final : public hcq::Device {
     for (int k : {kCompute, kCopy}) queues_[k] = start_queue(config(k));
   }
 
-  // Queues drain and stop before the allocator and timeline (base members) go.
+  // Queues drain and stop before the allocator and timeline (base members) go; every queue closes before
+  // any drains (a wait on one may be met by the other's work), and every one stops before any is freed
+  // (a CP that waits asks the others whether they are quiet).
   ~Device() override {
+    std::lock_guard reset(reset_mu_);  // no queue is replaced meanwhile
+    for (auto& q : queues_) q->close();
+    for (auto& q : queues_) q->shutdown();
     for (auto& q : queues_) q.reset();
   }
 
@@ -86,12 +91,12 @@ class Device final : public hcq::Device {
 
  private:
   QueueConfig config(int k) {
-    return QueueConfig{name(),
-                       config_names_[k],
-                       k == kCompute ? threads_ - 1 : 0,
-                       this,
+    return QueueConfig{name(), config_names_[k], k == kCompute ? threads_ - 1 : 0, this,
                        [this](hcq::ProfileRecord r) { add_profile(std::move(r)); },
-                       [this](uint64_t v, uint64_t ns) { retire(v, ns); }};
+                       [this](uint64_t v, uint64_t ns) { retire(v, ns); },
+                       // Read by a CP only once the device is being destroyed, under reset_mu_: no queue
+                       // is replaced while it reads.
+                       [this] { return queues_[kCompute]->quiet() && queues_[kCopy]->quiet(); }};
   }
 
   // Called with reset_mu_ held. The hung queue's threads are abandoned; everything its pending packets

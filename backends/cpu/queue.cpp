@@ -46,8 +46,12 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     cp_ = std::thread([self = shared_from_this()] { self->cp_main(); });
   }
 
+  void close() { closing_.store(true, std::memory_order_seq_cst); }
+
   void shutdown() {
-    if (abandoned_.load()) return;  // its threads were detached
+    if (abandoned_.load() || shut_) return;  // an abandoned queue's threads were detached
+    shut_ = true;
+    close();
     stop_.store(true, std::memory_order_seq_cst);
     written_.wake_all();
     cp_.join();  // the CP drains the ring before it sees stop_
@@ -70,6 +74,13 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       put(end, 2);
     }
     written_.store(wp_);  // the doorbell
+  }
+
+  bool quiet() const {
+    // The CP gives the ring back when it has run everything up to the doorbell, and before a wait.
+    if (consumed_.value() == written_.value()) return true;
+    std::lock_guard lk(wait_mu_);
+    return wait_signal_ && wait_signal_.value() < wait_value_ && !wait_signal_.failed();
   }
 
   QueueStatus status() const {
@@ -211,15 +222,17 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     if (rp > published_) consumed_.store(published_ = rp);
   }
 
-  // Blocks until s >= v or s failed; false if the device is destroyed first. The packet at rp blocks.
+  // Blocks until s >= v or s failed; false if the queue is abandoned, or closed while only the host could
+  // still write s (close()). The packet at rp blocks.
   bool block_on(const hcq::SignalRef& s, uint64_t v, uint64_t rp) {
     if (s.value() >= v || s.failed()) return true;
     publish(rp);
     waiting(s, v);
     bool ok = false;
-    while (!(ok = s.wait_until(v, hcq::Clock::now() + kWaitSlice)) && !stop_.load()) {}
+    while (!(ok = s.wait_until(v, hcq::Clock::now() + kWaitSlice)) && !abandoned_.load() &&
+           !(closing_.load() && cfg_.settled() && s.value() < v && !s.failed())) {}
     waiting({}, 0);
-    return ok;
+    return ok || s.value() >= v || s.failed();
   }
 
   // Sets what status() reports: Waiting for s to reach v, or (s empty) Idle.
@@ -453,6 +466,8 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   hcq::Counter consumed_;          // words the CP is done with
   std::atomic<bool> stop_{false};  // drain, then exit (destruction), or give up (abandon)
   std::atomic<bool> abandoned_{false};
+  std::atomic<bool> closing_{false};  // close(): a wait only the host could meet gives up
+  bool shut_ = false;                 // shutdown() ran
 
   // What the CP is doing, for status() and abandon().
   std::atomic<int> phase_{QueueStatus::Idle};
@@ -489,6 +504,10 @@ class QueueImpl final : public Queue {
     engine_->start();
   }
   ~QueueImpl() override { engine_->shutdown(); }
+
+  void close() override { engine_->close(); }
+  void shutdown() override { engine_->shutdown(); }
+  bool quiet() const override { return engine_->quiet(); }
 
   void push(std::span<const uint64_t> packets, uint64_t value) override { engine_->push(packets, value); }
   QueueStatus status() const override { return engine_->status(); }

@@ -43,6 +43,8 @@ struct QueueConfig {
   // Submission `value` is done (or failed) at host time `ns`: hcq::Device::retire. Not called for the
   // submissions of an abandoned queue.
   std::function<void(uint64_t value, uint64_t ns)> retire;
+  // Every queue of the device is quiet() (below): nothing of it can write a signal without the host.
+  std::function<bool()> settled;
 };
 
 // What a queue is doing right now, for Device::explain_stall (hcq/queue_status.h).
@@ -50,7 +52,20 @@ using hcq::QueueStatus;
 
 class Queue {
  public:
-  virtual ~Queue() = default;  // waits until the submitted work is done, then stops the threads
+  virtual ~Queue() = default;  // shutdown()
+
+  // Device destruction (never a hang), in two steps so that every queue of the device closes before any
+  // drains (a wait on one may be met by another's work), as hcq::CommandProcessor's close()/shutdown():
+  // - close(): from now on the CP gives up a wait once its signal is not reached and the device is
+  //   settled (QueueConfig::settled): only the host could still write it, and a destructor does not wait
+  //   for the host. The submission fails as after a failed wait, with `[~Device] CPU was destroyed while
+  //   compute:0 waited for signal '<name>' to reach <v>`.
+  // - shutdown(): closes, runs what was submitted, and stops the threads. Repeated calls do nothing.
+  virtual void close() = 0;
+  virtual void shutdown() = 0;
+  // Nothing on this queue progresses without the host: its ring is drained, or its CP waits for a
+  // signal that is not reached.
+  virtual bool quiet() const = 0;
 
   // Copies `packets` into the ring, then an End for timeline value `value`, and rings the doorbell. One
   // producer at a time (the device's submit lock). Blocks while the ring is full; throws hcq::Error
