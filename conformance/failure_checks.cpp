@@ -6,6 +6,7 @@
 #include <chrono>
 #include <deque>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "conformance/buffers.h"
@@ -331,6 +332,39 @@ void pending_never_awaited_bounded(Context& c) {
   CONF_EXPECT_EQ(s->value(), 1000u + kSubmissions);
 }
 
+// A device destroyed while a kernel of it never returns: the destructor gives the kernel up once it goes
+// the hang timeout without progress (never a hang); the kernel's signal and the work behind it fail.
+void hung_kernel_device_destroyed(Context& c) {
+  static auto* flags = new std::deque<std::atomic<int>>();  // as in hung_kernel
+  std::atomic<int>* go = &flags->emplace_back(0);
+  struct Release {
+    std::atomic<int>* flag;
+    ~Release() { flag->store(1); }
+  } release_flag{go};
+  hcq::Signal done("done"), after("after");  // host signals: they outlive the device
+  // The kernels outlive the device as well: the spin kernel is still running when it goes (a program
+  // freed under its running kernel would take the code away).
+  std::optional<Kernels> ks;
+  std::string name;
+  auto destroyed = std::chrono::steady_clock::now();
+  {
+    auto d = c.entry().open(2);
+    name = d->name();
+    d->set_hang_timeout(50ms);
+    ks = load_kernels(*d, c.entry().language);
+    HwQueue().exec(*ks->spin, {{uint64_t(uintptr_t(go))}, {}}, {4}).signal(done, 1).submit(*d);
+    HwQueue().signal(after, 1).submit(*d);
+    destroyed = std::chrono::steady_clock::now();
+  }
+  const auto took = std::chrono::steady_clock::now() - destroyed;
+  CONF_EXPECT(took < 5s) << "the destructor waited "
+                         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                         << " ms for a kernel that never returns";
+  const std::string want = "[~Device] " + name + " was destroyed while compute:0 held work";
+  CONF_EXPECT_EQ(fault_of(done).substr(0, want.size()), want);
+  CONF_EXPECT_EQ(fault_of(after).substr(0, want.size()), want);
+}
+
 }  // namespace
 
 std::vector<Check> failure_checks() {
@@ -344,6 +378,7 @@ std::vector<Check> failure_checks() {
       {"queue/failed_wait_cross_device", failed_wait_cross_device},
       {"queue/failed_wait_device_destroyed", failed_wait_device_destroyed},
       {"queue/wait_met_while_device_destroyed", wait_met_while_device_destroyed},
+      {"queue/hung_kernel_device_destroyed", hung_kernel_device_destroyed},
       {"queue/hung_kernel", hung_kernel},
       {"queue/pending_signal_destroyed", pending_signal_destroyed},
       {"queue/pending_signal_destroyed_held", pending_signal_destroyed_held},

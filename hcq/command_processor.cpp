@@ -77,9 +77,7 @@ bool CommandProcessor::shutdown() {
   completer_.join();
   { std::lock_guard c(complete_mu_); }  // a host thread applying the last segments (wait_for) is done
   if (hung) {
-    const std::string msg = "[~Device] " + cfg_.device_name + " was destroyed while " + cfg_.queue_name +
-                            " held work the device did not finish within the hang timeout of " +
-                            std::to_string(ms(uint64_t(limit.count()))) + " ms";
+    const std::string msg = destroyed_while_hung(cfg_.device_name, cfg_.queue_name, uint64_t(limit.count()));
     for (const SignalRef& s : dropped_signals()) s.fail(msg);
     clean_ = false;
   } else if (abandoned_ && submitted_) {
@@ -385,9 +383,8 @@ std::shared_ptr<std::string> CommandProcessor::host_wait(const SignalRef& s, uin
   }
   if (s.failed()) return std::make_shared<std::string>(s.error());
   if (given_up)
-    return std::make_shared<std::string>("[~Device] " + cfg_.device_name + " was destroyed while " +
-                                         cfg_.queue_name + " waited for signal '" + s.name() + "' to reach " +
-                                         std::to_string(v));
+    return std::make_shared<std::string>(
+        destroyed_while_waiting(cfg_.device_name, cfg_.queue_name, s.name(), v));
   if (abandoned_)
     return std::make_shared<std::string>("[wait] " + cfg_.device_name + ": " + cfg_.queue_name +
                                          " was reset");

@@ -79,4 +79,17 @@ std::string hung_message(const std::string& device, const std::string& queue, co
   return os.str();
 }
 
+std::string destroyed_while_waiting(const std::string& device, const std::string& queue,
+                                    const std::string& signal, uint64_t value) {
+  return "[~Device] " + device + " was destroyed while " + queue + " waited for signal '" + signal +
+         "' to reach " + std::to_string(value);
+}
+
+std::string destroyed_while_hung(const std::string& device, const std::string& queue, uint64_t hang_ns) {
+  std::ostringstream os;
+  os << "[~Device] " << device << " was destroyed while " << queue
+     << " held work the device did not finish within the hang timeout of " << ms(hang_ns) << " ms";
+  return os.str();
+}
+
 }  // namespace sluice::hcq

@@ -49,4 +49,11 @@ std::string explain_queues(size_t n, const std::function<QueueStatus(size_t)>& s
 std::string hung_message(const std::string& device, const std::string& queue, const QueueStatus& st,
                          uint64_t now, uint64_t hang_ns);
 
+// The errors of work a device's destructor gives up on (never a hang): "[~Device] CPU was destroyed while
+// compute:0 waited for signal 's' to reach 3" (a wait only the host could meet), and "... while compute:0
+// held work the device did not finish within the hang timeout of 50 ms".
+std::string destroyed_while_waiting(const std::string& device, const std::string& queue,
+                                    const std::string& signal, uint64_t value);
+std::string destroyed_while_hung(const std::string& device, const std::string& queue, uint64_t hang_ns);
+
 }  // namespace sluice::hcq

@@ -44,8 +44,11 @@ class Device final : public hcq::Device {
   ~Device() override {
     std::lock_guard reset(reset_mu_);  // no queue is replaced meanwhile
     for (auto& q : queues_) q->close();
-    for (auto& q : queues_) q->shutdown();
+    bool clean = true;
+    for (auto& q : queues_) clean = q->shutdown() && clean;
     for (auto& q : queues_) q.reset();
+    // A kernel given up on may still write the buffers it was given: they stay allocated.
+    if (!clean) (void)allocator_.release();
   }
 
   std::unique_ptr<hcq::Program> load_program(const std::string& name, const hcq::Binary& binary,
@@ -96,7 +99,8 @@ class Device final : public hcq::Device {
                        [this](uint64_t v, uint64_t ns) { retire(v, ns); },
                        // Read by a CP only once the device is being destroyed, under reset_mu_: no queue
                        // is replaced while it reads.
-                       [this] { return queues_[kCompute]->quiet() && queues_[kCopy]->quiet(); }};
+                       [this] { return queues_[kCompute]->quiet() && queues_[kCopy]->quiet(); },
+                       [this] { return hang_timeout(); }};
   }
 
   // Called with reset_mu_ held. The hung queue's threads are abandoned; everything its pending packets

@@ -48,17 +48,31 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   void close() { closing_.store(true, std::memory_order_seq_cst); }
 
-  void shutdown() {
-    if (abandoned_.load() || shut_) return;  // an abandoned queue's threads were detached
+  bool shutdown() {
+    if (abandoned_.load()) return false;  // its threads were detached; its kernel may still run
+    if (shut_) return true;
     shut_ = true;
     close();
     stop_.store(true, std::memory_order_seq_cst);
     written_.wake_all();
-    cp_.join();  // the CP drains the ring before it sees stop_
+    // The CP drains the ring before it sees stop_. A kernel that goes the hang timeout without progress
+    // ends the drain, as a hang does (a destructor never hangs): it is abandoned, and everything behind it
+    // fails.
+    while (!exited_.wait_until(1, hcq::Clock::now() + kWaitSlice)) {
+      const QueueStatus st = status();
+      const uint64_t hang = uint64_t(cfg_.hang_timeout().count());
+      if (!st.kernels.empty() && st.stalled_ns(hcq::now_ns()) > hang && abandon(st.token)) {
+        const std::string msg = hcq::destroyed_while_hung(cfg_.device, cfg_.name, hang);
+        for (const hcq::SignalRef& s : dropped_signals()) s.fail(msg);
+        return false;
+      }
+    }
+    cp_.join();
     for (auto& w : workers_) {
       w->go.wake_all();
       w->thread.join();
     }
+    return true;
   }
 
   void push(std::span<const uint64_t> w, uint64_t value) {
@@ -200,6 +214,10 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
   // --- command processor ---
   void cp_main() {
+    run_ring();
+    exited_.store(1);
+  }
+  void run_ring() {
     for (uint64_t rp = 0;;) {
       if (!written_.wait_until(rp + 1, kForever, &stop_)) return;  // stopped and drained
       for (uint64_t end = written_.value(); rp < end;) {
@@ -259,8 +277,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
         if (failing_) break;
         const hcq::SignalRef& s = held(rp);
         if (!block_on(s, p[2], rp))
-          fail_submission("[~Device] " + cfg_.device + " was destroyed while " + cfg_.name +
-                          " waited for signal '" + s.name() + "' to reach " + std::to_string(p[2]));
+          fail_submission(hcq::destroyed_while_waiting(cfg_.device, cfg_.name, s.name(), p[2]));
         else if (s.failed())
           fail_submission(s.error());
         break;
@@ -468,6 +485,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   std::atomic<bool> abandoned_{false};
   std::atomic<bool> closing_{false};  // close(): a wait only the host could meet gives up
   bool shut_ = false;                 // shutdown() ran
+  hcq::Counter exited_;               // 1 once the CP thread has stopped
 
   // What the CP is doing, for status() and abandon().
   std::atomic<int> phase_{QueueStatus::Idle};
@@ -506,7 +524,7 @@ class QueueImpl final : public Queue {
   ~QueueImpl() override { engine_->shutdown(); }
 
   void close() override { engine_->close(); }
-  void shutdown() override { engine_->shutdown(); }
+  bool shutdown() override { return engine_->shutdown(); }
   bool quiet() const override { return engine_->quiet(); }
 
   void push(std::span<const uint64_t> packets, uint64_t value) override { engine_->push(packets, value); }

@@ -23,6 +23,7 @@
 // timestamp packet, kept beside the packet's ring slot until the CP has consumed it; the CP, status() and
 // dropped_signals() use only those, so a signal destroyed while its submission is pending is never
 // touched: its writes are dropped.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,6 +46,7 @@ struct QueueConfig {
   std::function<void(uint64_t value, uint64_t ns)> retire;
   // Every queue of the device is quiet() (below): nothing of it can write a signal without the host.
   std::function<bool()> settled;
+  std::function<std::chrono::nanoseconds()> hang_timeout;  // the device's (hcq/device.h)
 };
 
 // What a queue is doing right now, for Device::explain_stall (hcq/queue_status.h).
@@ -60,9 +62,13 @@ class Queue {
   //   settled (QueueConfig::settled): only the host could still write it, and a destructor does not wait
   //   for the host. The submission fails as after a failed wait, with `[~Device] CPU was destroyed while
   //   compute:0 waited for signal '<name>' to reach <v>`.
-  // - shutdown(): closes, runs what was submitted, and stops the threads. Repeated calls do nothing.
+  // - shutdown(): closes, runs what was submitted, and stops the threads. A kernel that goes the hang
+  //   timeout without progress ends the drain: it is abandoned (as abandon() does), every signal behind
+  //   it fails with `[~Device] CPU was destroyed while compute:0 held work the device did not finish
+  //   within the hang timeout of 50 ms`, and shutdown() returns false: the kernel may still write its
+  //   buffers. Repeated calls return true.
   virtual void close() = 0;
-  virtual void shutdown() = 0;
+  virtual bool shutdown() = 0;
   // Nothing on this queue progresses without the host: its ring is drained, or its CP waits for a
   // signal that is not reached.
   virtual bool quiet() const = 0;
