@@ -333,7 +333,9 @@ void pending_never_awaited_bounded(Context& c) {
 }
 
 // A device destroyed while a kernel of it never returns: the destructor gives the kernel up once it goes
-// the hang timeout without progress (never a hang); the kernel's signal and the work behind it fail.
+// the hang timeout without progress (never a hang); the kernel's signal and the work behind it fail. A
+// queue that waits for a host signal meanwhile gives up once the kernel is given up (the device is then
+// settled: nothing of it can write that signal).
 void hung_kernel_device_destroyed(Context& c) {
   static auto* flags = new std::deque<std::atomic<int>>();  // as in hung_kernel
   std::atomic<int>* go = &flags->emplace_back(0);
@@ -341,19 +343,22 @@ void hung_kernel_device_destroyed(Context& c) {
     std::atomic<int>* flag;
     ~Release() { flag->store(1); }
   } release_flag{go};
-  hcq::Signal done("done"), after("after");  // host signals: they outlive the device
+  hcq::Signal done("done"), after("after"), gate("gate"), copied("copied");  // they outlive the device
   // The kernels outlive the device as well: the spin kernel is still running when it goes (a program
   // freed under its running kernel would take the code away).
   std::optional<Kernels> ks;
   std::string name;
+  bool copy_queue = false;
   auto destroyed = std::chrono::steady_clock::now();
   {
     auto d = c.entry().open(2);
     name = d->name();
+    copy_queue = d->queue_count(QueueKind::Copy) > 0;
     d->set_hang_timeout(50ms);
     ks = load_kernels(*d, c.entry().language);
     HwQueue().exec(*ks->spin, {{uint64_t(uintptr_t(go))}, {}}, {4}).signal(done, 1).submit(*d);
     HwQueue().signal(after, 1).submit(*d);
+    if (copy_queue) HwQueue(QueueKind::Copy).wait(gate, 1).signal(copied, 1).submit(*d);
     destroyed = std::chrono::steady_clock::now();
   }
   const auto took = std::chrono::steady_clock::now() - destroyed;
@@ -363,6 +368,11 @@ void hung_kernel_device_destroyed(Context& c) {
   const std::string want = "[~Device] " + name + " was destroyed while compute:0 held work";
   CONF_EXPECT_EQ(fault_of(done).substr(0, want.size()), want);
   CONF_EXPECT_EQ(fault_of(after).substr(0, want.size()), want);
+  if (copy_queue) {
+    const std::string want_copy =
+        "[~Device] " + name + " was destroyed while copy:0 waited for signal 'gate'";
+    CONF_EXPECT_EQ(fault_of(copied).substr(0, want_copy.size()), want_copy);
+  }
 }
 
 }  // namespace

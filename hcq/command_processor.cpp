@@ -79,6 +79,7 @@ bool CommandProcessor::shutdown() {
   if (hung) {
     const std::string msg = destroyed_while_hung(cfg_.device_name, cfg_.queue_name, uint64_t(limit.count()));
     for (const SignalRef& s : dropped_signals()) s.fail(msg);
+    given_up_ = true;  // quiet() from now on: another queue's host wait may give up too
     clean_ = false;
   } else if (abandoned_ && submitted_) {
     // Reset after a hang (device.h): its abandoned work must finish before the backend's objects go,
@@ -92,6 +93,7 @@ bool CommandProcessor::shutdown() {
 }
 
 bool CommandProcessor::quiet() {
+  if (given_up_) return true;  // what the work given up on would have written has failed
   std::lock_guard lk(mu_);
   if (!inflight_.empty()) return false;
   if (waiting_on_) return waiting_on_.value() < waiting_for_ && !waiting_on_.failed();

@@ -112,7 +112,7 @@ class CommandProcessor {
   void close();
   bool shutdown();
   // Nothing on this queue progresses without the host: no segment in flight, and the worker idle or
-  // blocked on a signal that is not reached. Takes only this queue's lock.
+  // blocked on a signal that is not reached; or shutdown() gave its work up. Takes only this queue's lock.
   bool quiet();
 
  protected:
@@ -287,7 +287,8 @@ class CommandProcessor {
   std::vector<uint64_t> forgotten_;  // hcq::Graphs destroyed, for the recording thread to drop
   bool busy_ = false, stop_ = false;
   std::atomic<bool> abandoned_{false};
-  std::atomic<bool> closing_{false};  // close(): host waits give up once the device is settled
+  std::atomic<bool> closing_{false};   // close(): host waits give up once the device is settled
+  std::atomic<bool> given_up_{false};  // shutdown() gave up on work the device did not finish
   bool started_ = false;
   bool shut_ = false, clean_ = true;  // shutdown() ran; its answer (one thread at a time)
   SignalRef waiting_on_;

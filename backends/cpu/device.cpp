@@ -97,8 +97,8 @@ class Device final : public hcq::Device {
     return QueueConfig{name(), config_names_[k], k == kCompute ? threads_ - 1 : 0, this,
                        [this](hcq::ProfileRecord r) { add_profile(std::move(r)); },
                        [this](uint64_t v, uint64_t ns) { retire(v, ns); },
-                       // Read by a CP only once the device is being destroyed, under reset_mu_: no queue
-                       // is replaced while it reads.
+                       // Read by a CP only once the device is being destroyed, while the destructor
+                       // holds reset_mu_: no queue is replaced while it reads.
                        [this] { return queues_[kCompute]->quiet() && queues_[kCopy]->quiet(); },
                        [this] { return hang_timeout(); }};
   }

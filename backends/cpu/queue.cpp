@@ -64,6 +64,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
       if (!st.kernels.empty() && st.stalled_ns(hcq::now_ns()) > hang && abandon(st.token)) {
         const std::string msg = hcq::destroyed_while_hung(cfg_.device, cfg_.name, hang);
         for (const hcq::SignalRef& s : dropped_signals()) s.fail(msg);
+        given_up_.store(true);  // quiet() from now on: another queue's wait may give up too
         return false;
       }
     }
@@ -91,6 +92,8 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   }
 
   bool quiet() const {
+    // A kernel shutdown() gave up on writes nothing any more: what it would have written has failed.
+    if (given_up_.load()) return true;
     // The CP gives the ring back when it has run everything up to the doorbell, and before a wait.
     if (consumed_.value() == written_.value()) return true;
     std::lock_guard lk(wait_mu_);
@@ -110,11 +113,13 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     // Only a running exec's program is known to be alive: the last one of an idle queue may be gone.
     if (s.phase == QueueStatus::Running)
       if (const hcq::Program* p = program_.load(std::memory_order_acquire)) s.kernels = "'" + p->name() + "'";
+    // The token before the times, acquiring them: the times are its exec's or a later one's, never an
+    // earlier one's, so abandon(token) never gives up an exec that just started on a stale start time.
+    s.token = token_.load(std::memory_order_acquire);
     s.since_ns = since_ns_.load();
     s.progress_ns = progress_ns_.load();
     s.parts_done = parts_done_.load();
     s.parts = parts_.load();
-    s.token = token_.load();
     return s;
   }
 
@@ -483,9 +488,10 @@ class Engine final : public std::enable_shared_from_this<Engine> {
   hcq::Counter consumed_;          // words the CP is done with
   std::atomic<bool> stop_{false};  // drain, then exit (destruction), or give up (abandon)
   std::atomic<bool> abandoned_{false};
-  std::atomic<bool> closing_{false};  // close(): a wait only the host could meet gives up
-  bool shut_ = false;                 // shutdown() ran
-  hcq::Counter exited_;               // 1 once the CP thread has stopped
+  std::atomic<bool> closing_{false};   // close(): a wait only the host could meet gives up
+  bool shut_ = false;                  // shutdown() ran
+  hcq::Counter exited_;                // 1 once the CP thread has stopped
+  std::atomic<bool> given_up_{false};  // shutdown() abandoned a kernel and failed what follows it
 
   // What the CP is doing, for status() and abandon().
   std::atomic<int> phase_{QueueStatus::Idle};

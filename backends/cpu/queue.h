@@ -66,11 +66,11 @@ class Queue {
   //   timeout without progress ends the drain: it is abandoned (as abandon() does), every signal behind
   //   it fails with `[~Device] CPU was destroyed while compute:0 held work the device did not finish
   //   within the hang timeout of 50 ms`, and shutdown() returns false: the kernel may still write its
-  //   buffers. Repeated calls return true.
+  //   buffers. Repeated calls return the first answer.
   virtual void close() = 0;
   virtual bool shutdown() = 0;
-  // Nothing on this queue progresses without the host: its ring is drained, or its CP waits for a
-  // signal that is not reached.
+  // Nothing on this queue progresses without the host: its ring is drained, its CP waits for a signal
+  // that is not reached, or shutdown() gave its kernel up.
   virtual bool quiet() const = 0;
 
   // Copies `packets` into the ring, then an End for timeline value `value`, and rings the doorbell. One

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "backends/null/device.h"
 #include "hcq/command_processor.h"
@@ -29,6 +30,8 @@ class ScriptedQueue final : public CommandProcessor {
   std::atomic<bool> complete_at_seal{false};  // sealed() completes the segment, as NULL's does
   std::vector<uint64_t> sealed_tokens;        // recording thread only
   std::atomic<int> execs{0}, device_held_waits{0}, recycled{0};
+  std::atomic<int64_t> hang_ns{std::chrono::nanoseconds(2s).count()};
+  std::atomic<ScriptedQueue*> peer{nullptr};  // another queue of the same device (settled)
   std::mutex mu;
   std::vector<uint64_t> retired;
 
@@ -42,8 +45,11 @@ class ScriptedQueue final : public CommandProcessor {
       std::lock_guard lk(self->mu);
       self->retired.push_back(v);
     };
-    c.hang_timeout = [] { return std::chrono::nanoseconds(2s); };
-    c.settled = [self] { return self->quiet(); };
+    c.hang_timeout = [self] { return std::chrono::nanoseconds(self->hang_ns.load()); };
+    c.settled = [self] {
+      ScriptedQueue* other = self->peer;
+      return self->quiet() && (!other || other->quiet());
+    };
     return c;
   }
   ScriptedQueue() : CommandProcessor(config(this)) { start(); }
@@ -316,6 +322,37 @@ TEST_F(CommandProcessorTest, ShutdownFailsAHostWaitNobodyCanMeetAnyMore) {
   ASSERT_TRUE(done.failed());
   EXPECT_EQ(done.error(),
             "[~Device] SCRIPTED was destroyed while compute:0 waited for signal 'gate' to reach 1");
+}
+
+// A device destroyed while one queue holds a segment the device never finishes and another waits for a
+// signal only the host can write: the first gives the segment up after the hang timeout, and from then
+// on counts as quiet, so the second's wait gives up as well (it waited without end before).
+TEST_F(CommandProcessorTest, AHungSegmentGivenUpAtShutdownLetsAnotherQueuesHostWaitGiveUp) {
+  ScriptedQueue copy;
+  copy.finished = UINT64_MAX;  // its segments complete at once
+  q.peer = &copy, copy.peer = &q;
+  q.hang_ns = std::chrono::nanoseconds(50ms).count();
+  Signal gate("gate"), done("done"), copied("copied");
+  push(HwQueue().exec(kernel, {}, {1}).signal(done, 1), 1);  // `finished` stays 0: it never completes
+  copy.push(HwQueue(QueueKind::Copy).wait(gate, 1).signal(copied, 1).packets(), 2, 0);
+  q.close(), copy.close();
+  EXPECT_FALSE(q.shutdown());
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] { stopped = copy.shutdown(); });
+  for (int i = 0; i < 500 && !copied.failed(); ++i) std::this_thread::sleep_for(10ms);
+  if (!copied.failed()) gate.set(1);  // let the copy queue go, so the test ends, then fail below
+  stopper.join();
+  q.peer = nullptr, copy.peer = nullptr;
+  ASSERT_TRUE(done.failed());
+  EXPECT_EQ(done.error().rfind("[~Device] SCRIPTED was destroyed while compute:0 held work the device did "
+                               "not finish within the hang timeout of 50 ms",
+                               0),
+            0u)
+      << done.error();
+  ASSERT_TRUE(copied.failed()) << "the copy queue's wait did not give up once the hung segment was";
+  EXPECT_EQ(copied.error(),
+            "[~Device] SCRIPTED was destroyed while compute:0 waited for signal 'gate' to reach 1");
+  EXPECT_TRUE(stopped);
 }
 
 }  // namespace
