@@ -340,6 +340,9 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     // it) would cost more than the share. It is also one call: parts only tell a slow kernel from a stuck
     // one.
     std::atomic<double>& cost = group_cost_ns(*e.program);
+    // Read before the token is published (below): abandon() acquires the token, so whoever frees the
+    // program after an abandon is ordered after this read.
+    const KernelFn fn = kernel_entry(*e.program);
     const bool whole = cost.load(std::memory_order_relaxed) * double(e.global.count()) < double(kInline);
     const int n = whole ? 1 : int(std::min<uint64_t>(workers_.size() + 1, e.global.count()));
     uint64_t parts = 1;
@@ -362,10 +365,10 @@ class Engine final : public std::enable_shared_from_this<Engine> {
 
     uint64_t t1;
     if (n == 1) {
-      t1 = run_whole(kernel_entry(*e.program), launch, parts, t0);
+      t1 = run_whole(fn, launch, parts, t0);
     } else {
       const auto r = std::memory_order_relaxed;
-      job_.fn.store(kernel_entry(*e.program), r), job_.bufs.store(bufs_.data(), r);
+      job_.fn.store(fn, r), job_.bufs.store(bufs_.data(), r);
       job_.vars.store(vars_.data(), r), job_.launch.store(launch, r);
       job_.n_cores.store(n, r), job_.parts.store(parts, r);
       const uint64_t seq = seq_.load(r) + 1;  // this thread is its only writer
