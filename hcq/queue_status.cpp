@@ -9,9 +9,10 @@ namespace sluice::hcq {
 
 double ms(uint64_t ns) { return double(ns) / 1e6; }
 
-uint64_t QueueStatus::stalled_ns(uint64_t now) const {
-  const uint64_t last = std::max(since_ns, progress_ns);
-  return now > last ? now - last : 0;
+bool QueueStatus::hung(uint64_t now, uint64_t hang_ns) const {
+  const uint64_t last = std::max(since_ns, progress_ns), stalled = now > last ? now - last : 0;
+  // A budget times "never" (kNoHangTimeout) would wrap around.
+  return !kernels.empty() && hang_ns <= UINT64_MAX / budget && stalled > hang_ns * budget;
 }
 
 std::string QueueStatus::ran(uint64_t now) const {
@@ -62,8 +63,7 @@ std::string explain_queues(size_t n, const std::function<QueueStatus(size_t)>& s
           os << q << " has run submission " << st.value << " " << st.ran(now);
         else
           os << "kernel " << st.kernels << " on " << q << " has run " << st.ran(now);
-        // Stuck, not slow: no progress within the hang timeout (device.h).
-        if (!st.kernels.empty() && st.stalled_ns(now) > hang_ns * st.budget && reset(k, st, now))
+        if (st.hung(now, hang_ns) && reset(k, st, now))
           os << ", past " << limit(st, hang_ns) << ": the queue was reset and its pending work failed";
         break;
     }

@@ -30,8 +30,10 @@ struct QueueStatus {
   // per part it would have been split into otherwise (command_processor.h: segment_commands).
   uint32_t budget = 1;
 
-  // How long it has gone without progress at `now`: since its last part finished, else since it started.
-  uint64_t stalled_ns(uint64_t now) const;
+  // The hang rule (device.h): stuck, not slow. A kernel is named and at `now` it has gone longer than
+  // `budget` hang timeouts of `hang_ns` without progress (since its last part finished, else since it
+  // started).
+  bool hung(uint64_t now, uint64_t hang_ns) const;
   // "for 1200 ms, 12 of 64 parts of its grid done, the last 250 ms ago"; "for 1200 ms" without parts.
   std::string ran(uint64_t now) const;
 };

@@ -61,7 +61,7 @@ class Engine final : public std::enable_shared_from_this<Engine> {
     while (!exited_.wait_until(1, hcq::Clock::now() + kWaitSlice)) {
       const QueueStatus st = status();
       const uint64_t hang = uint64_t(cfg_.hang_timeout().count());
-      if (!st.kernels.empty() && st.stalled_ns(hcq::now_ns()) > hang && abandon(st.token)) {
+      if (st.hung(hcq::now_ns(), hang) && abandon(st.token)) {
         const std::string msg = hcq::destroyed_while_hung(cfg_.device, cfg_.name, hang);
         for (const hcq::SignalRef& s : dropped_signals()) s.fail(msg);
         given_up_.store(true);  // quiet() from now on: another queue's wait may give up too
