@@ -271,6 +271,41 @@ TEST_F(CpuCompiler, CompilesInProcessUnlessSluiceClangNamesAClangToRunAndBothMak
   EXPECT_EQ(code_of(inside), code_of(outside)) << "the in-process compile made other code than clang -c";
 }
 
+// The codegen's widest CPU vector is AVX-512's 16 floats (backends/cpu/device.cpp). clang's tuning for
+// Intel cores prefers 256 bits and split each such vector in two, spilling a matmul tile's accumulators
+// (half the speed); the CPU compiler asks for 512-bit registers, so the tile's FMAs are on zmm registers.
+TEST_F(CpuCompiler, SixteenFloatVectorsStayInZmmRegistersWithAvx512) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "this processor has no AVX-512";
+  const std::string src = R"C(
+typedef float float16 __attribute__((ext_vector_type(16), aligned(4)));
+void tile(float* out, const float* a, const float* b, int n) {
+  float16 acc0 = 0, acc1 = 0;
+  for (int i = 0; i < n; i++) {
+    acc0 += *(const float16*)(a + 32 * i) * b[i];
+    acc1 += *(const float16*)(a + 32 * i + 16) * b[i];
+  }
+  *(float16*)out = acc0;
+  *(float16*)(out + 16) = acc1;
+}
+)C";
+  COMPILE_OR_SKIP(bin, src);
+  std::vector<float> a(64), b = {2.0f, 3.0f}, out(32);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(i);
+  auto img = Image::load(bin, "tile");
+  reinterpret_cast<void (*)(float*, const float*, const float*, int)>(img->symbol("tile"))(
+      out.data(), a.data(), b.data(), 2);
+  for (size_t j = 0; j < 32; ++j) ASSERT_EQ(out[j], 2.0f * a[j] + 3.0f * a[32 + j]) << j;
+
+  const fs::path object = dir_ / "tile.o";
+  std::ofstream(object, std::ios::binary).write(reinterpret_cast<const char*>(bin.data()), bin.size());
+  std::string listing;
+  try {
+    if (hcq::run_tool({"/usr/bin/objdump", "-d", object.string()}, &listing) != 0)
+      GTEST_SKIP() << "objdump failed: " << listing;
+  } catch (const hcq::Error& e) { GTEST_SKIP() << "no objdump to read the code with: " << e.what(); }
+  EXPECT_NE(listing.find("zmm"), std::string::npos) << "16-float vectors were split:\n" << listing;
+}
+
 bool llvm_is_mapped() {
   std::ifstream maps("/proc/self/maps");
   const std::string all((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
