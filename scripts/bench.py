@@ -7,7 +7,8 @@ goal and whether it is met. Prints a table, then the same rows as one JSON line 
   scripts/bench.py [--rounds R] [--json FILE] [--no-models] [--build DIR]
 
 Sources, all run here, the two sides of each comparison in the same round (this machine is noisy):
-- tools/bench/realize_bench: launch + wait, graph replay, add 16M, matmul 1024^3, one core's FMA peak,
+- tools/bench/realize_bench: launch + wait, graph replay, add 16M, matmul 1024^3, the FMA peak per core
+  with every core running FMAs at once (as in the matmul),
   cold compile of the GPT-2 block, and the CNN and GPT-2 block beside PyTorch CPU (2 threads, a
   subprocess of the same benchmark); OpenBLAS sgemm beside the matmul.
 - numpy's add of 16M float32 (out= given: no allocation on its side).
@@ -111,7 +112,9 @@ def measure(args):
         if threads:
             f.add("matmul_gflops_core", counter(ours, "BM_CpuMatmul1024", "GFLOPS"), 1 / threads)
             f.add("openblas_gflops_core", counter(blas, "BM_OpenblasSgemm1024", "GFLOPS"), 1 / threads)
-        f.add("fma_peak_gflops", counter(ours, "BM_FmaPeak", "GFLOPS"))
+        # What each core's FMAs reach while every core runs them, as the matmul's do.
+        all_cores = [b for name, b in ours.items() if name.startswith("BM_FmaPeak/threads:")]
+        f.add("fma_peak_gflops", all_cores[0].get("GFLOPS") if all_cores else None)
         f.add("cold_compile_s", counter(cold, "BM_ColdCompileGpt2Block", "compile_ms"), 1e-3)
         for key, name in (("cnn", "BM_CnnVsTorch"), ("cnn_pad1", "BM_CnnPad1VsTorch"), ("gpt2", "BM_Gpt2BlockVsTorch")):
             f.add(key + "_ms", counter(models, name, "sluice_ms"))
@@ -135,7 +138,8 @@ def measure(args):
 # sluice/peer at most `le` (times) or at least `ge` (rates), or sluice's own figure at most `abs_le`.
 ROWS = [
     ("matmul 1024^3 per core", "GFLOP/s", "matmul_gflops_core", "OpenBLAS", "openblas_gflops_core", {"ge": 1.0}),
-    ("matmul 1024^3 per core", "GFLOP/s", "matmul_gflops_core", "FMA peak", "fma_peak_gflops", {"ge": 0.85}),
+    ("matmul 1024^3 per core", "GFLOP/s", "matmul_gflops_core", "FMA peak, all cores", "fma_peak_gflops",
+     {"ge": 0.85}),
     ("CNN b64", "ms", "cnn_ms", "PyTorch CPU", "cnn_torch_ms", {"le": 1.0}),
     ("CNN b64, padding 1", "ms", "cnn_pad1_ms", "PyTorch CPU", "cnn_pad1_torch_ms", {"le": 1.0}),
     ("CNN b64, padding 1", "ms", "cnn_pad1_ms", "tinygrad (recorded)", RECORDED["cnn_ms"], {"le": 0.7}),

@@ -216,7 +216,10 @@ void BM_OpenblasSgemm1024(benchmark::State& state) {
 BENCHMARK(BM_OpenblasSgemm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // The FMA peak of one core: 12 independent vector accumulators, a*x+b per step, no memory traffic. The
-// widest instruction set the CPU has (AVX-512, else AVX2+FMA) is picked at run time; counter GFLOPS.
+// widest instruction set the CPU has (AVX-512, else AVX2+FMA) is picked at run time; counter GFLOPS, per
+// thread. Run alone (BM_FmaPeak) and on every CPU at once (BM_FmaPeak/threads:N, what each core gets
+// while the others work too, as they do in a matmul on every core: a core alone may clock higher, and
+// on a virtual machine two virtual CPUs may share parts of one core).
 #if defined(__x86_64__)
 __attribute__((target("avx512f"))) float fma_loop_512(int64_t n) {
   __m512 acc[12];
@@ -253,10 +256,11 @@ void BM_FmaPeak(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(wide ? fma_loop_512(kSteps) : fma_loop_256(kSteps));
   const double flops_per_step = 12.0 * (wide ? 16 : 8) * 2;
   state.counters["GFLOPS"] = benchmark::Counter(double(state.iterations()) * kSteps * flops_per_step * 1e-9,
-                                                benchmark::Counter::kIsRate);
+                                                benchmark::Counter::kIsRate | benchmark::Counter::kAvgThreads);
   state.SetLabel(wide ? "avx512" : "avx2");
 }
 BENCHMARK(BM_FmaPeak)->UseRealTime();
+BENCHMARK(BM_FmaPeak)->UseRealTime()->ThreadPerCpu();
 #endif
 
 // Lowering, rendering and compiling every kernel of one GPT-2 block on a fresh CPU device whose compiler
