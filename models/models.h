@@ -1,7 +1,12 @@
 #pragma once
 // The models the benchmarks and the renderer tests use (the figures the issues name): an MLP 784-512-10
 // (batch 64), a small CNN (batch 64, 28x28x1), and GPT-2-small blocks (d=768, 12 heads, seq 128). Parameters
-// are buffers without data made once per model; forward() builds the lazy graph.
+// are buffers without data made once per model, which is all a graph needs; forward() builds the lazy graph.
+// A benchmark that times the kernels gives them data first (fill_normal): what an uninitialized buffer
+// holds depends on what the allocator handed back, and on Intel cores an FMA on a denormal float takes a
+// microcode assist (the CNN's second conv ran 6 or 62 ms depending on the process's history).
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "runtime/tensor.h"
@@ -10,10 +15,29 @@ namespace sluice::bench {
 
 inline Tensor param(const Shape& s) { return Tensor::empty(s, sluice::dtypes::float32, "CPU"); }
 
+// Writes standard normal values (from a fixed seed, generated on the host) into each tensor, in place.
+inline void fill_normal(const std::vector<Tensor*>& params, uint64_t seed = 1) {
+  uint64_t state = seed;
+  auto uniform = [&] {  // splitmix64, the top 24 bits: (0, 1)
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (double((z ^ (z >> 31)) >> 40) + 0.5) / double(1 << 24);
+  };
+  for (Tensor* t : params) {
+    std::vector<float> v(size_t(t->numel()));
+    for (float& x : v)
+      x = float(std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform()));
+    t->assign(Tensor::from(v, t->shape(), t->device()));
+  }
+  Tensor::realize_all(params);
+}
+
 struct Mlp {
   Tensor x = param({64, 784}), w1 = param({784, 512}), b1 = param({512}), w2 = param({512, 10}),
          b2 = param({10});
   Tensor forward() const { return (x.matmul(w1) + b1).relu().matmul(w2) + b2; }
+  std::vector<Tensor*> params() { return {&x, &w1, &b1, &w2, &b2}; }
 };
 
 // 28x28x1 -> conv3x3 32 -> relu -> pool -> conv3x3 64 -> relu -> pool -> linear 10; the convs unpadded
@@ -28,6 +52,7 @@ struct Cnn {
     h = h.conv2d(c2, {.bias = c2b, .padding = {pad}}).relu().max_pool2d();
     return h.flatten(1).matmul(w) + b;
   }
+  std::vector<Tensor*> params() { return {&x, &c1, &c1b, &c2, &c2b, &w, &b}; }
 };
 
 struct Block {  // GPT-2 small: d=768, 12 heads, pre-norm, causal attention, MLP 3072 with gelu
@@ -46,6 +71,9 @@ struct Block {  // GPT-2 small: d=768, 12 heads, pre-norm, causal attention, MLP
     Tensor m = ((h.layernorm() * ln2g + ln2b).matmul(w1) + b1).gelu().matmul(w2) + b2;
     return h + m;
   }
+  std::vector<Tensor*> params() {
+    return {&ln1g, &ln1b, &wqkv, &bqkv, &wo, &bo, &ln2g, &ln2b, &w1, &b1, &w2, &b2};
+  }
 };
 
 struct Gpt {
@@ -56,6 +84,12 @@ struct Gpt {
     Tensor h = x;
     for (const Block& b : blocks) h = b.forward(h);
     return h;
+  }
+  std::vector<Tensor*> params() {
+    std::vector<Tensor*> all = {&x};
+    for (Block& b : blocks)
+      for (Tensor* p : b.params()) all.push_back(p);
+    return all;
   }
 };
 

@@ -255,8 +255,9 @@ void BM_FmaPeak(benchmark::State& state) {
   constexpr int64_t kSteps = 1 << 22;
   for (auto _ : state) benchmark::DoNotOptimize(wide ? fma_loop_512(kSteps) : fma_loop_256(kSteps));
   const double flops_per_step = 12.0 * (wide ? 16 : 8) * 2;
-  state.counters["GFLOPS"] = benchmark::Counter(double(state.iterations()) * kSteps * flops_per_step * 1e-9,
-                                                benchmark::Counter::kIsRate | benchmark::Counter::kAvgThreads);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(double(state.iterations()) * kSteps * flops_per_step * 1e-9,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kAvgThreads);
   state.SetLabel(wide ? "avx512" : "avx2");
 }
 BENCHMARK(BM_FmaPeak)->UseRealTime();
@@ -380,9 +381,11 @@ print(statistics.median(ts) * 1e3)
   return ms;
 }
 
+// The model with normal random parameters, as PyTorch's side has (models.h: why data matters).
 template <class Model>
-void model_vs_torch(benchmark::State& state, const std::string& name, const Model& m) {
+void model_vs_torch(benchmark::State& state, const std::string& name, Model m) {
   Realizer& r = realizer("CPU");
+  bench::fill_normal(m.params());
   Schedule s = schedule_of({m.forward()});
   r.run_schedule(s);
   sync(r.device());
