@@ -5,7 +5,6 @@
 // A benchmark that times the kernels gives them data first (fill_normal): what an uninitialized buffer
 // holds depends on what the allocator handed back, and on Intel cores an FMA on a denormal float takes a
 // microcode assist (the CNN's second conv ran 6 or 62 ms depending on the process's history).
-#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -15,21 +14,9 @@ namespace sluice::bench {
 
 inline Tensor param(const Shape& s) { return Tensor::empty(s, sluice::dtypes::float32, "CPU"); }
 
-// Writes standard normal values (from a fixed seed, generated on the host) into each tensor, in place.
+// Writes standard normal values into each tensor, in place (Tensor::randn, seeds seed, seed + 1, ...).
 inline void fill_normal(const std::vector<Tensor*>& params, uint64_t seed = 1) {
-  uint64_t state = seed;
-  auto uniform = [&] {  // splitmix64, the top 24 bits: (0, 1)
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (double((z ^ (z >> 31)) >> 40) + 0.5) / double(1 << 24);
-  };
-  for (Tensor* t : params) {
-    std::vector<float> v(size_t(t->numel()));
-    for (float& x : v)
-      x = float(std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform()));
-    t->assign(Tensor::from(v, t->shape(), t->device()));
-  }
+  for (Tensor* t : params) t->assign(Tensor::randn(t->shape(), seed++, t->dtype(), t->device()));
   Tensor::realize_all(params);
 }
 

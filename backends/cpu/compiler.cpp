@@ -30,12 +30,12 @@ namespace fs = std::filesystem;
 // ~45% of its time on the GPT-2 block, with no loss on matmul, add or the models (measured, issue #5).
 // -mprefer-vector-width=512: the target's widest vector is 16 floats with AVX-512 (device.cpp), but clang
 // tunes recent Intel cores (-march=native: icelake-client for a Xeon it does not know) to prefer 256 bits
-// and then splits every 16-float vector in two, spilling the matmul tile's accumulators (1024^3 on an
-// Emerald Rapids Xeon: 90-98 -> 165-280 GFLOP/s). Where there is no AVX-512 it changes nothing.
+// and then splits every 16-float vector in two, spilling the matmul tile's accumulators (1024^3 on a
+// 2-core Emerald Rapids Xeon: 95 -> 212 GFLOP/s, medians of 5). Without AVX-512 it changes nothing.
 // clang-format off
 const std::vector<std::string> kFlags = {
-    "-O2", "-c", "-fPIC", "-march=native", "-mprefer-vector-width=512", "-fno-math-errno", "-fno-unroll-loops",
-    "-x", "c"};
+    "-O2", "-c", "-fPIC", "-march=native", "-mprefer-vector-width=512", "-fno-math-errno",
+    "-fno-unroll-loops", "-x", "c"};
 // clang-format on
 
 // Compile cost of a source in bytes-equivalents: clang spends about as long on a loop (unrolling,
