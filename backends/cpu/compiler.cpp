@@ -38,17 +38,15 @@ const std::vector<std::string> kFlags = {
     "-fno-unroll-loops", "-x", "c"};
 // clang-format on
 
-// Compile cost of a source in bytes-equivalents: clang spends about as long on a loop (unrolling,
-// vectorizing) as on 12 KB of straight-line code (measured on the GPT-2 block's kernels).
-double source_cost(std::string_view src) {
-  double loops = 0;
-  for (size_t at = src.find("for ("); at != std::string_view::npos; at = src.find("for (", at + 1)) ++loops;
-  return double(src.size()) + 12e3 * loops;
-}
-// A unit must carry at least this much work to be worth a process of its own (starting clang costs
-// about as much as compiling 30 KB-equivalents), or a thread of the in-process clang (a compiler instance
-// costs ~7 ms, about 6 KB-equivalents).
-constexpr double kSplitCost = 64e3, kSplitCostInProcess = 16e3;
+// Compile cost of one kernel's source in bytes-equivalents: clang's time grows with its length (~1.2 ms
+// per KB in process here) plus about 4 KB's worth per kernel, whatever its length. A loop costs no more
+// than its text since -fno-unroll-loops: over the GPT-2 block's 12 kernels compiled alone this is 11% off
+// (rms), the earlier 12 KB per loop 29%, which split the block into units of 98 and 78 ms (now ~92, ~84).
+double source_cost(std::string_view src) { return double(src.size()) + 4e3; }
+// A unit must carry at least this much work to be worth a process of its own (starting clang costs ~100
+// ms, ~80 KB-equivalents; a second process pays for itself once it takes half of that off the first), or a
+// thread of the in-process clang (a compiler instance costs ~8 ms, about 6 KB-equivalents).
+constexpr double kSplitCost = 40e3, kSplitCostInProcess = 16e3;
 
 size_t cores() {
   cpu_set_t set;

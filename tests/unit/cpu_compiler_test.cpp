@@ -170,29 +170,29 @@ size_t cores() {
   return ::sched_getaffinity(0, sizeof(set), &set) == 0 ? size_t(CPU_COUNT(&set)) : 1;
 }
 
-// A kernel whose compile is worth a process of its own (many loops), returning `value`.
-std::string loopy(const std::string& name, int value) {
-  std::string s = "int " + name + "(const int* a, int n) {\n  int s = " + std::to_string(value) + ";\n";
-  for (int i = 0; i < 6; ++i)
-    s += "  for (int i = 0; i < n; ++i) s += a[i] * " + std::to_string(i + 1) + ";\n";
+// A kernel whose compile is worth a process of its own (~40 KB of source), returning `value`.
+std::string lengthy(const std::string& name, int value) {
+  std::string s = "int " + name + "(const int* a) {\n  int s = " + std::to_string(value) + ";\n";
+  for (int i = 0; i < 2000; ++i)
+    s += "  s += a[" + std::to_string(i % 7) + "] * " + std::to_string(i) + ";\n";
   return s + "  return s;\n}\n";
 }
 
 TEST_F(CpuCompiler, CompileManySplitsABigBatchAcrossCoresAndCachesEachSource) {
-  std::vector<std::string> srcs = {loopy("k0", 1), loopy("k1", 2), "int k2(void) { return 3; }\n"};
+  std::vector<std::string> srcs = {lengthy("k0", 1), lengthy("k1", 2), "int k2(void) { return 3; }\n"};
   COMPILE_OR_SKIP(probe, "int probe(void) { return 0; }\n");
   const uint64_t before = compiler_->invocations();
   std::vector<hcq::Binary> bins = compiler_->compile_many(srcs);
-  // In a process per unit, each of the two loopy sources pays for one; in process, all three do.
+  // In a process per unit, each of the two lengthy sources pays for one; in process, all three do.
   const bool in_process = ClangLibrary::find() && !std::getenv("SLUICE_CLANG");
   EXPECT_EQ(compiler_->invocations() - before, std::min<size_t>(cores(), in_process ? 3 : 2));
-  const int zeros[1] = {0};
+  const int zeros[7] = {0};
   for (int i = 0; i < 3; ++i) {
     auto img = Image::load(bins[size_t(i)], "k");
     void* f = img->symbol("k" + std::to_string(i));
     ASSERT_NE(f, nullptr) << i;
     const int got =
-        i < 2 ? reinterpret_cast<int (*)(const int*, int)>(f)(zeros, 1) : reinterpret_cast<int (*)()>(f)();
+        i < 2 ? reinterpret_cast<int (*)(const int*)>(f)(zeros) : reinterpret_cast<int (*)()>(f)();
     EXPECT_EQ(got, i + 1);
   }
   auto again = make_compiler(dir_);  // as a later process would
@@ -203,7 +203,7 @@ TEST_F(CpuCompiler, CompileManySplitsABigBatchAcrossCoresAndCachesEachSource) {
 
 TEST_F(CpuCompiler, ACompileErrorInOneUnitCarriesItsDiagnostics) {
   COMPILE_OR_SKIP(probe, "int probe(void) { return 0; }\n");
-  std::vector<std::string> srcs = {loopy("ok0", 1), loopy("ok1", 2) + "int broken( {\n"};
+  std::vector<std::string> srcs = {lengthy("ok0", 1), lengthy("ok1", 2) + "int broken( {\n"};
   try {
     compiler_->compile_many(srcs);
     FAIL() << "the compile should fail";
