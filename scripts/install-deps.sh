@@ -14,7 +14,7 @@ set -euo pipefail
 PACKAGES=(
   "core:      build-essential cmake ninja-build pkg-config"  # compiler, build system
   "core:      clang clang-format"                            # second compiler, formatting
-  "core:      libclang-14-dev libclang-cpp14-dev llvm-14-dev"  # backends/cpu: kernels compiled in process
+  "core:      libclang-14-dev llvm-14-dev libpolly-14-dev"   # backends/cpu: kernels compiled in process
   "core:      libgtest-dev googletest"                       # tests/
   "core:      libbenchmark-dev"                              # tools/bench/
   "core:      nlohmann-json3-dev"                            # runtime/profile.cpp traces, --json output

@@ -16,14 +16,12 @@ namespace {
 namespace fs = std::filesystem;
 
 // Where the module may be, ':'-separated: relative to the file that holds this code (an executable in
-// <prefix>/bin, or libsluice.so in <prefix>/lib: an installed tree may move), then where the build put it;
-// and the libclang-cpp it links. SLUICE_CLANG_MODULES is undefined when this build has no module.
+// <prefix>/bin, or libsluice.so in <prefix>/lib: an installed tree may move), then where the build put it.
+// SLUICE_CLANG_MODULES is undefined when this build has no module.
 #ifdef SLUICE_CLANG_MODULES
 constexpr const char* kModules = SLUICE_CLANG_MODULES;
-constexpr const char* kLibclang = SLUICE_CLANG_LIBRARY;
 #else
 constexpr const char* kModules = "";
-constexpr const char* kLibclang = "";
 #endif
 
 // The directory of the executable or shared library this code was linked into.
@@ -69,8 +67,7 @@ ClangLibrary* ClangLibrary::find() {
   return library;
 }
 
-ClangLibrary::ClangLibrary(std::string path)
-    : path_(std::move(path)), identity_(hcq::tool_identity(path_) + " " + hcq::tool_identity(kLibclang)) {}
+ClangLibrary::ClangLibrary(std::string path) : path_(std::move(path)), identity_(hcq::tool_identity(path_)) {}
 
 void ClangLibrary::load() {
   std::call_once(loaded_, [this] {

@@ -1,16 +1,17 @@
 #pragma once
 // The in-process clang: the CPU compiler (backends/cpu/compiler.h) compiles with clang's own library
-// instead of a clang process per translation unit. Starting clang costs ~140 ms on a small virtual
-// machine (relocating libLLVM, faulting its pages in), more than compiling a unit of kernels; the library
-// pays that once per process, and units compile on threads of this process.
+// instead of a clang process per translation unit. Starting clang costs ~100-140 ms on a small virtual
+// machine (relocating LLVM, faulting its pages in), more than compiling a unit of kernels; the library
+// pays a fraction of that once per process, and units compile on threads of this process.
 //
-// The library is a module of its own (clang_plugin.cpp, built when Debian's libclang-14-dev is present),
-// dlopen'ed on the first compile, so a process that finds every kernel cached never loads LLVM.
+// The library is a module of its own (clang_plugin.cpp, with clang's and LLVM's static archives linked
+// in: backends/CMakeLists.txt), dlopen'ed on the first compile, so a process that finds every kernel
+// cached never loads LLVM.
 //
 // Semantics
 // - find(): the module this build made, or nullptr when there is none (not built, or its file is gone).
-// - identity(): what a cache key needs, without loading anything: the module's and libclang-cpp's files
-//   (resolved path, size, modification time).
+// - identity(): what a cache key needs, without loading anything: the module's file (resolved path, size,
+//   modification time), which holds clang and LLVM.
 // - compile(flags, sources): the sources as one C translation unit compiled with clang's command-line
 //   flags, the object in memory. Loads the module on first use (once per process).
 //   Failures: CompileError with clang's diagnostics when the source does not compile; LoadError when the

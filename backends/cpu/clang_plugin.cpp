@@ -1,7 +1,7 @@
-// The in-process clang (backends/cpu/clang_library.h): a module of its own, linked against Debian's
-// libclang-cpp and libLLVM, which libsluice dlopens on its first compile. Only this file sees clang's C++
+// The in-process clang (backends/cpu/clang_library.h): a module of its own, with Debian's clang and LLVM
+// static archives linked in, which libsluice dlopens on its first compile. Only this file sees clang's C++
 // API; libsluice talks to it through the two C functions below, so a process that finds every kernel in
-// its cache never loads LLVM (~100 ms of relocations and page faults on a small machine).
+// its cache never loads LLVM (~30 ms of relocations and page faults on a small machine).
 //
 // Each call compiles in a CompilerInstance of its own (own LLVMContext, own diagnostics), so calls run on
 // several threads at once. The source and the object stay in memory: the driver sees the source through

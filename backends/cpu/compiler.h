@@ -6,7 +6,7 @@
 // when the build has it and $SLUICE_CLANG is unset, else as a clang process per unit. compile_many splits
 // a batch that is big enough into up to one unit per core (each unit must carry more compile work than a
 // process, or a compiler instance in process, costs to start), compiled at the same time; a small batch
-// stays one unit. The cache key covers the compiler (the module and libclang-cpp, or the clang binary:
+// stays one unit. The cache key covers the compiler (the module, which holds clang, or the clang binary:
 // resolved path, size, modification time, so an upgrade changes it), the flags and the host CPU
 // (-march=native output differs between CPUs).
 // The clang process is $SLUICE_CLANG if set, else `clang` on PATH; if there is none, compile throws

@@ -309,7 +309,7 @@ void tile(float* out, const float* a, const float* b, int n) {
 bool llvm_is_mapped() {
   std::ifstream maps("/proc/self/maps");
   const std::string all((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
-  return all.find("libclang-cpp") != std::string::npos;
+  return all.find("libsluice_clang") != std::string::npos;  // the module that holds clang and LLVM
 }
 
 // LLVM is loaded on the first compile that misses the cache, never before: a process that finds every
