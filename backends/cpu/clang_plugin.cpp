@@ -7,8 +7,6 @@
 // several threads at once. The source and the object stay in memory: the driver sees the source through
 // an in-memory file system laid over the real one (system headers still resolve), and the object is
 // written into a buffer.
-#include <dlfcn.h>
-
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Basic/Version.h>
@@ -20,10 +18,8 @@
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <llvm/ADT/SmallVector.h>
-#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/Path.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
@@ -37,20 +33,11 @@
 
 namespace {
 
-// The clang executable this library is the core of (<lib>/../bin/clang): the driver finds its resource
-// directory (clang's own headers) from it, as a clang process does from its own path. The executable
-// itself need not exist.
+// The clang executable of the installation the module's archives come from (llvm-config's bindir, set by
+// the build): the driver finds its resource directory (clang's own headers) from it, as a clang process
+// does from its own path. The executable itself need not exist.
 const std::string& clang_path() {
-  static const std::string path = [] {
-    Dl_info info{};
-    if (!::dladdr(reinterpret_cast<void*>(&clang::getClangFullVersion), &info) || !info.dli_fname)
-      return std::string("clang");
-    llvm::SmallString<256> lib;
-    if (llvm::sys::fs::real_path(info.dli_fname, lib)) lib = info.dli_fname;
-    llvm::SmallString<256> exe = llvm::sys::path::parent_path(llvm::sys::path::parent_path(lib));
-    llvm::sys::path::append(exe, "bin", "clang");
-    return std::string(exe);
-  }();
+  static const std::string path = SLUICE_CLANG_EXECUTABLE;
   return path;
 }
 

@@ -271,6 +271,24 @@ TEST_F(CpuCompiler, CompilesInProcessUnlessSluiceClangNamesAClangToRunAndBothMak
   EXPECT_EQ(code_of(inside), code_of(outside)) << "the in-process compile made other code than clang -c";
 }
 
+// clang's own headers (its resource directory: stddef.h, the x86 intrinsics) resolve in process as they
+// do for a clang process: the module tells the driver where the clang it was built from lives.
+TEST_F(CpuCompiler, InProcessCompilesFindClangsOwnHeaders) {
+  if (!ClangLibrary::find()) GTEST_SKIP() << "this build has no in-process clang (libclang-14-dev)";
+  if (std::getenv("SLUICE_CLANG")) GTEST_SKIP() << "SLUICE_CLANG is set: no in-process compile to test";
+  // "Debian clang version 14.0.6 (in process, /usr/lib/llvm-14/bin/clang)": the clang it was built from.
+  const std::string d = compiler_->description();
+  const size_t at = d.find("(in process, ");
+  ASSERT_NE(at, std::string::npos) << d;
+  const fs::path clang = d.substr(at + 13, d.size() - at - 14);
+  EXPECT_TRUE(fs::is_directory(clang.parent_path().parent_path() / "lib" / "clang")) << d;
+  COMPILE_OR_SKIP(bin,
+                  "#include <stddef.h>\n#include <immintrin.h>\n"
+                  "size_t aligned(void) { return _Alignof(max_align_t) + sizeof(__m128); }\n");
+  auto img = Image::load(bin, "aligned");
+  EXPECT_EQ(reinterpret_cast<size_t (*)()>(img->symbol("aligned"))(), 32u);
+}
+
 // The codegen's widest CPU vector is AVX-512's 16 floats (backends/cpu/device.cpp). clang's tuning for
 // Intel cores prefers 256 bits and split each such vector in two, spilling a matmul tile's accumulators
 // (half the speed); the CPU compiler asks for 512-bit registers, so the tile's FMAs are on zmm registers.
