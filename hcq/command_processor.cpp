@@ -9,7 +9,7 @@ namespace pk = packet;
 
 }  // namespace
 
-CommandProcessor::CommandProcessor(Config cfg) : cfg_(std::move(cfg)) {}
+CommandProcessor::CommandProcessor(Config cfg) : cfg_(std::move(cfg)), ring_(cfg_.ring_words) {}
 
 CommandProcessor::~CommandProcessor() {
   // The derived class ran shutdown() (its encoder is gone by now); a constructor that threw before
@@ -20,6 +20,7 @@ CommandProcessor::~CommandProcessor() {
       stop_ = true;
       abandoned_ = true;
     }
+    ring_stop_ = true;
     notify_all();
     if (worker_.joinable()) worker_.join();
     if (completer_.joinable()) completer_.join();
@@ -29,11 +30,11 @@ CommandProcessor::~CommandProcessor() {
 void CommandProcessor::start() {
   started_ = true;
   worker_ = std::thread([this] { work(); });
-  completer_ = std::thread([this] { complete(); });
+  if (!cfg_.executes) completer_ = std::thread([this] { complete(); });
 }
 
 void CommandProcessor::notify_all() {
-  work_cv_.notify_all();
+  ring_.wake();
   done_cv_.notify_all();
   cv_.notify_all();
 }
@@ -52,14 +53,23 @@ bool CommandProcessor::shutdown() {
   const auto limit = cfg_.hang_timeout();
   bool hung = false;
   {
-    // Drain: the worker empties its FIFO (its host waits give up, close()), the completion thread
+    // Drain: the worker empties its ring (its host waits give up, close()), the completion thread
     // retires every segment (unless abandoned). The wait for the device is bounded by the hang timeout,
-    // counted while the oldest submitted segment stays the same.
+    // counted while the oldest submitted segment stays the same; an executing encoder's kernel is hung
+    // by the hang rule (queue_status.h), which sees its progress.
     std::unique_lock lk(mu_);
     uint64_t front = 0;
     auto since = Clock::now();
-    while (!(fifo_.empty() && !busy_ && inflight_.empty()) && !abandoned_) {
+    while (!(ring_.drained() && !busy_ && inflight_.empty()) && !abandoned_) {
       cv_.wait_for(lk, kPoll);
+      if (cfg_.executes) {
+        lk.unlock();
+        const QueueStatus st = status();
+        hung = st.hung(now_ns(), uint64_t(limit.count())) && abandon(st.token);
+        lk.lock();
+        if (hung) break;
+        continue;
+      }
       const uint64_t f = inflight_.empty() ? 0 : inflight_.front().token;
       const auto now = Clock::now();
       if (f == 0 || f != front) {
@@ -72,15 +82,18 @@ bool CommandProcessor::shutdown() {
     }
     stop_ = true;
   }
+  ring_stop_ = true;
   notify_all();
-  worker_.join();
-  completer_.join();
+  if (worker_.joinable()) worker_.join();
+  if (completer_.joinable()) completer_.join();
   { std::lock_guard c(complete_mu_); }  // a host thread applying the last segments (wait_for) is done
   if (hung) {
     const std::string msg = destroyed_while_hung(cfg_.device_name, cfg_.queue_name, uint64_t(limit.count()));
     for (const SignalRef& s : dropped_signals()) s.fail(msg);
     given_up_ = true;  // quiet() from now on: another queue's host wait may give up too
     clean_ = false;
+  } else if (abandoned_ && cfg_.executes) {
+    clean_ = worker_left_;  // else the command it gave up on may still run
   } else if (abandoned_ && submitted_) {
     // Reset after a hang (device.h): its abandoned work must finish before the backend's objects go,
     // but a hung device is not waited for without end.
@@ -97,28 +110,29 @@ bool CommandProcessor::quiet() {
   std::lock_guard lk(mu_);
   if (!inflight_.empty()) return false;
   if (waiting_on_) return waiting_on_.value() < waiting_for_ && !waiting_on_.failed();
-  return !busy_ && fifo_.empty();
+  return !busy_ && ring_.drained();
 }
 
 void CommandProcessor::push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph) {
-  std::unique_lock lk(mu_);
-  if (fifo_.empty() && !busy_ && ready(words)) {
-    busy_ = true;  // the worker leaves the queue to this thread until it is done
-    lk.unlock();
+  // Pushes come one at a time, so a drained ring stays empty while this thread records.
+  if (ready(words) && ring_.drained()) {  // ready() first: it reads nothing another thread writes
+    {
+      std::lock_guard lk(mu_);
+      busy_ = true;  // for quiet() and shutdown()
+    }
     process(words, tv, SubmissionSignals(words), graph);
-    lk.lock();
+    std::lock_guard lk(mu_);
     busy_ = false;
-    if (!fifo_.empty()) work_cv_.notify_one();
     cv_.notify_all();
     return;
   }
-  fifo_.push_back({std::vector<uint64_t>(words.begin(), words.end()), tv, SubmissionSignals(words), graph});
-  work_cv_.notify_one();
+  ring_.push(words, tv, graph, abandoned_, cfg_.device_name + " " + cfg_.queue_name);
 }
 
 void CommandProcessor::forget_graph(uint64_t graph) {
   std::lock_guard lk(mu_);
   forgotten_.push_back(graph);  // the recording thread drops it (a backend's graph form is not thread-safe)
+  forgot_ = true;
 }
 
 QueueStatus CommandProcessor::status() {
@@ -141,6 +155,7 @@ QueueStatus CommandProcessor::status() {
     st.budget = uint32_t((s.programs.size() + cfg_.segment_commands - 1) / cfg_.segment_commands);
     st.budget = std::max(st.budget, 1u);
   }
+  if (cfg_.executes && st.phase == QueueStatus::Idle) executing(st);
   return st;
 }
 
@@ -188,6 +203,17 @@ void CommandProcessor::wait_for(const Signal& s, uint64_t v, uint64_t tv, Clock:
 }
 
 bool CommandProcessor::abandon(uint64_t token) {
+  if (cfg_.executes) {
+    // The recording thread runs the command: it is left to finish it (or never), and owns this queue
+    // until it leaves (work()).
+    if (!abandon_executing(token)) return false;
+    std::lock_guard lk(mu_);
+    keepalive_ = weak_from_this().lock();
+    abandoned_ = true;
+    if (worker_.joinable()) worker_.detach();
+    notify_all();
+    return true;
+  }
   std::lock_guard lk(mu_);
   if (inflight_.empty() || inflight_.front().token != token) return false;
   abandoned_ = true;
@@ -201,35 +227,44 @@ std::vector<SignalRef> CommandProcessor::dropped_signals() {
   for (const Segment& s : inflight_)
     for (const Completion& c : s.completions)
       if (c.kind == Completion::Signal || c.kind == Completion::Fail) out.push_back(c.signal);
-  for (const Submission& sub : fifo_)
-    for (SignalRef& r : sub.signals.written_from(0)) out.push_back(std::move(r));
+  // An executing encoder's current submission: what follows the command it gave up on.
+  if (cfg_.executes && entry_)
+    for (SignalRef& r : entry_->signals.written_from(at_ + pk::words(entry_->words[at_])))
+      out.push_back(std::move(r));
+  for (SignalRef& r : ring_.written_after(0)) out.push_back(std::move(r));
   return out;
 }
 
-// Every wait of the submission is met (or failed) already: it can run without blocking.
-bool CommandProcessor::ready(std::span<const uint64_t> w) {
-  for (pk::Ref r : pk::each(w))
+// The pusher may record this submission itself: every wait of it is met (or failed) already, so it runs
+// without blocking, and it holds no kernel or copy where those may not run on the pusher.
+bool CommandProcessor::ready(std::span<const uint64_t> w) const {
+  for (pk::Ref r : pk::each(w)) {
     if (r.op == pk::Wait) {
       const auto* s = pk::ptr<const Signal>(r.p[1]);
       if (s->value() < r.p[2] && !s->failed()) return false;
     }
+    if (!cfg_.pusher_records_work && (r.op == pk::Exec || r.op == pk::Copy)) return false;
+  }
   return true;
 }
 
 void CommandProcessor::work() {
-  std::unique_lock lk(mu_);
-  for (;;) {
-    work_cv_.wait(lk, [&] { return stop_ || abandoned_ || (!fifo_.empty() && !busy_); });
-    if (stop_ || abandoned_) return;
-    Submission sub = std::move(fifo_.front());
-    fifo_.pop_front();
-    busy_ = true;
-    lk.unlock();
-    process(sub.words, sub.tv, sub.signals, sub.graph);
-    lk.lock();
-    busy_ = false;
-    cv_.notify_all();
+  std::shared_ptr<CommandProcessor> self;  // the last owner of an abandoned queue, maybe: released last
+  SubmissionRing::Entry e;
+  while (ring_.next(e, ring_stop_, abandoned_)) {
+    entry_ = &e;
+    process(e.words, e.tv, e.signals, e.graph);
+    if (abandoned_) break;
+    entry_ = nullptr;
+    ring_.release(e);
+    if (closing_ && ring_.drained()) {
+      std::lock_guard lk(mu_);
+      cv_.notify_all();  // shutdown() waits for the drain
+    }
   }
+  std::lock_guard lk(mu_);
+  worker_left_ = true;
+  self = std::move(keepalive_);
 }
 
 std::shared_ptr<std::string> CommandProcessor::failure(const std::string& e, bool sticky) {
@@ -247,16 +282,21 @@ std::shared_ptr<std::string> CommandProcessor::failure(const std::string& e, boo
 void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const SubmissionSignals& signals,
                                uint64_t graph) {
   std::shared_ptr<std::string> error;
-  std::vector<uint64_t> forgotten;
-  {
-    std::lock_guard lk(mu_);
-    error = lost_;
-    forgotten.swap(forgotten_);
+  if (forgot_ || !cfg_.executes) {  // an executing queue takes no lock per submission
+    std::vector<uint64_t> forgotten;
+    {
+      std::lock_guard lk(mu_);
+      error = lost_;
+      forgotten.swap(forgotten_);
+      forgot_ = false;
+    }
+    for (uint64_t g : forgotten) drop_graph(g);
   }
-  for (uint64_t g : forgotten) drop_graph(g);
+  const bool executes = cfg_.executes;
   const bool profiling = cfg_.profiling();
   size_t i = 0;  // where the submission stopped: the signals recorded from here on fail
   auto discard = [&] {
+    if (executes) return;
     discard_segment();
     open_ = false;
     cur_.programs.clear();
@@ -291,11 +331,19 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
             break;
           }
           error = host_wait(s, p[2]);
+          if (executes && abandoned_) return;
           break;
         }
         case pk::Signal:
         case pk::Timestamp: {
           const bool write = r.op == pk::Signal;
+          if (executes) {
+            if (write)
+              signals.at(r.at).device_write(p[2], now_ns());
+            else
+              signals.at(r.at).device_timestamp(now_ns());
+            break;
+          }
           Completion c(write ? Completion::Signal : Completion::Timestamp, signals.at(r.at),
                        write ? p[2] : 0);
           c.marks.start = write ? encode_signal(c.signal, c.value) : encode_mark();
@@ -305,6 +353,13 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
         }
         case pk::Exec: {
           pk::ExecView e(p);
+          if (executes) {
+            const uint64_t t0 = profiling ? now_ns() : 0;
+            encode_exec(e, nullptr);
+            if (abandoned_) return;  // the device failed what follows
+            if (profiling) executed(t0, e.program, 0);
+            break;
+          }
           if (commands_ >= cfg_.segment_commands) flush();  // a full segment goes before the next command
           open_ = true;
           mark_follows_ = mark_follows_after(w, r.at + pk::words(p[0]));
@@ -315,6 +370,12 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
           break;
         }
         case pk::Copy:
+          if (executes) {
+            const uint64_t t0 = profiling ? now_ns() : 0;
+            encode_copy(p[1], p[2], p[3], nullptr);
+            if (profiling) executed(t0, nullptr, p[3]);
+            break;
+          }
           if (commands_ >= cfg_.segment_commands) flush();
           open_ = true;
           mark_follows_ = mark_follows_after(w, r.at + pk::words(p[0]));
@@ -323,7 +384,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
           ++commands_;
           break;
         case pk::Barrier:
-          open_ = true;
+          open_ = !executes;
           encode_barrier();
           break;
         default: break;
@@ -335,6 +396,12 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
     }
   }
   // The rest of a failed submission is skipped: its signals fail; it still retires in order.
+  if (executes) {
+    if (error)
+      for (const SignalRef& s : signals.written_from(i)) s.fail(*error);
+    cfg_.retire(tv, now_ns());
+    return;
+  }
   for (SignalRef& s : signals.written_from(i)) cur_.completions.emplace_back(Completion::Fail, std::move(s));
   if (error)
     for (Completion& c : cur_.completions)
@@ -358,6 +425,11 @@ bool CommandProcessor::mark_follows_after(std::span<const uint64_t> w, size_t at
   return at >= w.size() || pk::op(w[at]) == pk::Signal || pk::op(w[at]) == pk::Timestamp;
 }
 
+void CommandProcessor::executed(uint64_t t0, const Program* program, uint64_t bytes) {
+  cfg_.profile({cfg_.device_name, cfg_.queue_name, program ? program->name() : "copy", t0, now_ns(), bytes,
+                tv_, at_, program ? Transfer::None : Transfer::DeviceToDevice});
+}
+
 void CommandProcessor::profiled(Marks timing, const Program* program, uint64_t bytes) {
   Completion& c = cur_.completions.emplace_back(Completion::Profile, SignalRef{}, bytes);
   c.marks = timing, c.program = program, c.submission = tv_, c.at = at_;
@@ -365,7 +437,8 @@ void CommandProcessor::profiled(Marks timing, const Program* program, uint64_t b
 
 // Host-side wait of the recording thread. Returns the error that fails the submission, if any.
 std::shared_ptr<std::string> CommandProcessor::host_wait(const SignalRef& s, uint64_t v) {
-  flush();  // earlier work must not wait behind the signal
+  flush();                                    // earlier work must not wait behind the signal
+  if (entry_) ring_.give_back(*entry_, at_);  // a producer waiting for room may be what would meet it
   {
     std::lock_guard lk(mu_);
     waiting_on_ = s, waiting_for_ = v;

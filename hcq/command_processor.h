@@ -7,7 +7,13 @@
 //
 // - Submissions run in push order. One thread records at a time: the pusher itself when the queue is
 //   idle and every wait of the submission is already met (the fast path), else the queue's worker
-//   thread, which takes submissions from a FIFO.
+//   thread, which takes submissions from a ring of packet words (submission_ring.h).
+// - An encoder that executes each command before it returns (Config::executes: the CPU device runs it,
+//   NULL has nothing to run) needs no segments: what the walk reaches is applied as it is reached, on
+//   the recording thread (signal writes and timestamps at that moment, a profile record around each
+//   command, the retirement at the submission's end). Where its commands take time (Config::
+//   pusher_records_work false: the CPU's), only a submission without kernels or copies takes the fast
+//   path: a kernel that does not end must not hold the submitter.
 // - Packets are walked once (packet::each). A met wait costs nothing; a wait the backend can put on the
 //   device (encode_wait) stays there, and its submission's later signals are written only if the signal
 //   it waited for was reached, not failed (the completion waits for that signal's own completion); any
@@ -58,10 +64,13 @@
 #include "hcq/queue.h"
 #include "hcq/queue_status.h"
 #include "hcq/signal.h"
+#include "hcq/submission_ring.h"
 
 namespace sluice::hcq {
 
-class CommandProcessor {
+// Owned through a std::shared_ptr: an executing queue abandoned while its thread runs a kernel that may
+// never end keeps itself alive until that thread leaves.
+class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
  public:
   // How often a blocked thread (the processor's, or a backend's) looks at the stop and abandon flags.
   static constexpr std::chrono::milliseconds kPoll{50};
@@ -79,6 +88,9 @@ class CommandProcessor {
     // since the one before it finished; a hang is that time past the hang timeout). A native graph
     // replay is one segment.
     size_t segment_commands = 16;
+    bool executes = false;            // the encoder runs each command before it returns (above)
+    bool pusher_records_work = true;  // the fast path may record kernels and copies
+    uint64_t ring_words = 1u << 14;   // the submission ring (a power of two)
   };
 
   virtual ~CommandProcessor();
@@ -178,11 +190,12 @@ class CommandProcessor {
   }
   virtual void drop_graph(uint64_t graph) { (void)graph; }
   // Submits the open segment (possibly empty: then it only marks a completion point) and returns its
-  // token: > 0, increasing. Throws on failure; then discard_segment() follows.
-  virtual uint64_t submit_segment() = 0;
+  // token: > 0, increasing. Throws on failure; then discard_segment() follows. Never called when
+  // Config::executes.
+  virtual uint64_t submit_segment() { return 0; }
   // The open segment will not run (a command failed, or submit_segment threw): its commands and marks
   // are void. It still completes in order, as a segment that was never submitted (token 0).
-  virtual void discard_segment() = 0;
+  virtual void discard_segment() {}
   // Whether error `e` (thrown by the encoder, or returned by wait_segment) leaves the queue unusable: the
   // work in flight and every later submission fail with it. Otherwise only its submission (or segment)
   // fails.
@@ -193,9 +206,12 @@ class CommandProcessor {
 
   // --- Completion: the completion thread, or a host thread in wait_for (one at a time per segment).
   // Waits up to `slice` for segment `token` to finish: true when it did; an error string fails it.
-  virtual bool wait_segment(uint64_t token, std::chrono::nanoseconds slice, std::string& error) = 0;
+  virtual bool wait_segment(uint64_t token, std::chrono::nanoseconds slice, std::string& error) {
+    (void)token, (void)slice, (void)error;
+    return true;
+  }
   // The newest token known finished (later segments may be done when an earlier one is seen).
-  virtual uint64_t finished_segment() = 0;
+  virtual uint64_t finished_segment() { return 0; }
   // Host-clock ns of mark `m` of a finished segment; 0: unknown (the done time is used).
   virtual uint64_t mark_ns(uint32_t m) {
     (void)m;
@@ -205,7 +221,21 @@ class CommandProcessor {
   // driver may report completion before that (complete_now would find nothing) completes it here.
   virtual void sealed(uint64_t token) { (void)token; }
   // Segment `token` (0: a discarded one) was applied: its resources may be reused. In segment order.
-  virtual void recycle_segment(uint64_t token) = 0;
+  virtual void recycle_segment(uint64_t token) { (void)token; }
+
+  // --- An executing encoder (Config::executes), from any thread ---
+  // The command running now, for status(): fills the Running fields (token included) and returns true;
+  // false when none runs.
+  virtual bool executing(QueueStatus& st) const {
+    (void)st;
+    return false;
+  }
+  // Gives up the command `token` names if it still runs (abandon()): false if it finished meanwhile.
+  // The recording thread, back from it, waits for abandoned() before it returns.
+  virtual bool abandon_executing(uint64_t token) {
+    (void)token;
+    return false;
+  }
 
   // For a backend whose driver reports completion in a callback: applies segment `token` on the calling
   // thread if it is the oldest in flight and nothing in it may block (no device-held wait unresolved),
@@ -245,18 +275,12 @@ class CommandProcessor {
     std::vector<Completion> completions;
     std::vector<const Program*> programs;
   };
-  struct Submission {
-    std::vector<uint64_t> words;
-    uint64_t tv;
-    SubmissionSignals signals;  // referenced at push, while the caller kept them alive
-    uint64_t graph;
-  };
-
-  static bool ready(std::span<const uint64_t> words);
+  bool ready(std::span<const uint64_t> words) const;
   void work();
   void process(std::span<const uint64_t> words, uint64_t tv, const SubmissionSignals& signals,
                uint64_t graph);
   std::shared_ptr<std::string> host_wait(const SignalRef& s, uint64_t v);
+  void executed(uint64_t t0, const Program* program, uint64_t bytes);   // a profile record, at once
   void profiled(Marks timing, const Program* program, uint64_t bytes);  // a Profile completion
   static bool mark_follows_after(std::span<const uint64_t> w, size_t at);
   // An error that fails a submission; a fatal() or `sticky` one fails every later one too.
@@ -277,15 +301,19 @@ class CommandProcessor {
   uint64_t submitted_ = 0;  // the token of the last submitted segment
   uint64_t tv_ = 0;         // the packet being recorded: its submission's timeline value, its offset
   uint32_t at_ = 0;
+  const SubmissionRing::Entry* entry_ = nullptr;  // the worker's submission, while it records one
 
   std::mutex mu_;  // everything below
   // Each waiter has its own condition variable, so a notification wakes only the thread it is for.
-  std::condition_variable work_cv_;  // the worker: fifo_, busy_, stop_, abandoned_
   std::condition_variable done_cv_;  // the completion thread: inflight_, stop_, abandoned_
   std::condition_variable cv_;       // the rest: segments freed, the queue drained (shutdown)
-  std::deque<Submission> fifo_;
-  std::vector<uint64_t> forgotten_;  // hcq::Graphs destroyed, for the recording thread to drop
-  bool busy_ = false, stop_ = false;
+  SubmissionRing ring_;
+  std::atomic<bool> ring_stop_{false};           // the worker drains the ring, then stops
+  std::atomic<bool> forgot_{false};              // forgotten_ is not empty
+  std::vector<uint64_t> forgotten_;              // hcq::Graphs destroyed, for the recording thread to drop
+  bool busy_ = false, stop_ = false;             // busy_: a pusher records (the fast path)
+  std::shared_ptr<CommandProcessor> keepalive_;  // an abandoned executing queue's, until its thread leaves
+  std::atomic<bool> worker_left_{false};
   std::atomic<bool> abandoned_{false};
   std::atomic<bool> closing_{false};   // close(): host waits give up once the device is settled
   std::atomic<bool> given_up_{false};  // shutdown() gave up on work the device did not finish

@@ -59,10 +59,10 @@ class ProcessorDevice : public Device {
 
   std::mutex submit_mu_[2];  // timeline values reach each queue in increasing order
   std::mutex reset_mu_;      // queues_ and graveyard_ against a reset
-  std::unique_ptr<CommandProcessor> queues_[2];
+  std::shared_ptr<CommandProcessor> queues_[2];
   // queues_ for wait_in_driver, which takes no lock: a replaced queue stays alive in graveyard_.
   std::atomic<CommandProcessor*> live_[2] = {nullptr, nullptr};
-  std::vector<std::unique_ptr<CommandProcessor>> graveyard_;  // abandoned queues, until their work ends
+  std::vector<std::shared_ptr<CommandProcessor>> graveyard_;  // abandoned queues, until their work ends
 };
 
 }  // namespace sluice::hcq

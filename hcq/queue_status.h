@@ -1,7 +1,7 @@
 #pragma once
 // hcq::QueueStatus: what one of a device's queues is doing, and the one wording of Device::explain_stall
-// (device.h) and of a hung kernel's error for every backend (the CPU device, and hcq's command processor
-// for VULKAN, CUDA, HIP and CL). Backends fill a status; the words and the hang rule live here.
+// (device.h) and of a hung kernel's error for every backend (hcq's command processor fills it, the CPU's
+// encoder adds its kernel's parts). Backends fill a status; the words and the hang rule live here.
 #include <cstddef>
 #include <cstdint>
 #include <functional>

@@ -92,6 +92,7 @@ SubmissionSignals::SubmissionSignals(std::span<const uint64_t> words) {
 }
 
 const SignalRef& SubmissionSignals::at(size_t offset) const {
+  if (slots_) return slots_[(base_ + offset) / 2];
   auto it =
       std::lower_bound(refs_.begin(), refs_.end(), offset, [](const Entry& e, size_t o) { return e.at < o; });
   SLUICE_ASSERT(it != refs_.end() && it->at == offset);
@@ -100,6 +101,11 @@ const SignalRef& SubmissionSignals::at(size_t offset) const {
 
 std::vector<SignalRef> SubmissionSignals::written_from(size_t offset) const {
   std::vector<SignalRef> out;
+  if (slots_) {
+    for (packet::Ref r : packet::each(words_.subspan(offset)))
+      if (r.op == packet::Signal) out.push_back(at(offset + r.at));
+    return out;
+  }
   for (const Entry& e : refs_)
     if (e.at >= offset && e.write) out.push_back(e.ref);
   return out;

@@ -139,6 +139,10 @@ class SubmissionSignals {
  public:
   SubmissionSignals() = default;
   explicit SubmissionSignals(std::span<const uint64_t> words);
+  // A view of references kept elsewhere: the packet at offset o names slots[(base + o) / 2]
+  // (submission_ring.h keeps them beside its packets).
+  SubmissionSignals(std::span<const uint64_t> words, const SignalRef* slots, uint64_t base)
+      : words_(words), slots_(slots), base_(base) {}
   // The signal of the packet at word `offset`; SLUICE_ASSERTs that it names one.
   const SignalRef& at(size_t offset) const;
   // Every signal a `signal` packet at or after word `offset` names (what a skipped rest would write).
@@ -150,7 +154,10 @@ class SubmissionSignals {
     bool write;  // a `signal` packet
     SignalRef ref;
   };
-  std::vector<Entry> refs_;  // by offset, ascending
+  std::vector<Entry> refs_;          // by offset, ascending
+  std::span<const uint64_t> words_;  // a view's
+  const SignalRef* slots_ = nullptr;
+  uint64_t base_ = 0;
 };
 
 }  // namespace sluice::hcq

@@ -1,7 +1,6 @@
 #include "backends/cpu/device.h"
 
 #include <cstdlib>
-#include <mutex>
 #include <thread>
 
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include "backends/cpu/program.h"
 #include "backends/cpu/queue.h"
 #include "base/error.h"
+#include "hcq/processor_device.h"
 #include "renderers/cpu.h"
 
 namespace sluice::cpu {
@@ -28,25 +28,17 @@ int kernel_threads() {
   return int(n);
 }
 
-constexpr int kCompute = 0, kCopy = 1;  // slots in Device::queues_
-
-class Device final : public hcq::Device {
+class Device final : public hcq::ProcessorDevice {
  public:
-  explicit Device(std::string name) : hcq::Device(std::move(name), 1, 1) {
+  explicit Device(std::string name) : hcq::ProcessorDevice(std::move(name)) {
     allocator_ = make_allocator(*this);
     compiler_ = make_compiler();
-    for (int k : {kCompute, kCopy}) queues_[k] = start_queue(config(k));
+    start_queues();
   }
 
-  // Queues drain and stop before the allocator and timeline (base members) go; every queue closes before
-  // any drains (a wait on one may be met by the other's work), and every one stops before any is freed
-  // (a CP that waits asks the others whether they are quiet).
   ~Device() override {
-    std::lock_guard reset(reset_mu_);  // no queue is replaced meanwhile
-    for (auto& q : queues_) q->close();
-    bool clean = true;
-    for (auto& q : queues_) clean = q->shutdown() && clean;
-    for (auto& q : queues_) q.reset();
+    const bool clean = stop_queues();
+    release_queues();
     // A kernel given up on may still write the buffers it was given: they stay allocated.
     if (!clean) (void)allocator_.release();
   }
@@ -66,63 +58,14 @@ class Device final : public hcq::Device {
     return p;
   }
 
-  std::string explain_stall(const hcq::Signal&, uint64_t) override {
-    std::lock_guard reset(reset_mu_);
-    return hcq::explain_queues(
-        2, [&](size_t k) { return queues_[k]->status(); }, [&](size_t k) { return config_names_[k]; },
-        uint64_t(hang_timeout().count()),
-        [&](size_t k, const QueueStatus& st, uint64_t now) { return reset_hung_queue(int(k), st, now); });
-  }
-
-  bool busy() override {
-    std::lock_guard reset(reset_mu_);
-    for (int k : {kCompute, kCopy})
-      if (queues_[k]->status().phase == QueueStatus::Running) return true;
-    return false;
-  }
-
  protected:
-  uint64_t do_submit(const hcq::HwQueue& q) override {
-    int k = q.kind() == hcq::QueueKind::Compute ? kCompute : kCopy;
-    // Under the ring's lock: the values a ring retires increase, and a hang reset (which takes every
-    // submit lock) sees each value handed out in its ring.
-    std::lock_guard lk(submit_mu_[k]);
-    uint64_t v = next_timeline_value();
-    queues_[k]->push(q.packets(), v);
-    return v;
+  // The compute queue runs kernels on every thread, the copy queue copies on its own.
+  std::unique_ptr<hcq::CommandProcessor> make_queue(int k, hcq::CommandProcessor::Config cfg) override {
+    return start_queue(std::move(cfg), k == kCompute ? threads_ - 1 : 0);
   }
 
  private:
-  QueueConfig config(int k) {
-    return QueueConfig{name(), config_names_[k], k == kCompute ? threads_ - 1 : 0, this,
-                       [this](hcq::ProfileRecord r) { add_profile(std::move(r)); },
-                       [this](uint64_t v, uint64_t ns) { retire(v, ns); },
-                       // Read by a CP only once the device is being destroyed, while the destructor
-                       // holds reset_mu_: no queue is replaced while it reads.
-                       [this] { return queues_[kCompute]->quiet() && queues_[kCopy]->quiet(); },
-                       [this] { return hang_timeout(); }};
-  }
-
-  // Called with reset_mu_ held. The hung queue's threads are abandoned; everything its pending packets
-  // would have signalled fails, and so does the timeline, which starts over (device.h).
-  bool reset_hung_queue(int k, const QueueStatus& st, uint64_t now) {
-    const std::string msg =
-        hcq::hung_message(name(), config_names_[k], st, now, uint64_t(hang_timeout().count()));
-    // abandon() first: a producer blocked on the hung queue's full ring holds its submit lock, and it
-    // lets go only once the queue is marked abandoned.
-    if (!queues_[k]->abandon(st.token)) return false;
-    std::scoped_lock lk(submit_mu_[kCompute], submit_mu_[kCopy]);
-    for (const hcq::SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg);
-    queues_[k] = start_queue(config(k));
-    replace_timeline(msg);
-    return true;
-  }
-
-  const std::string config_names_[2] = {"compute:0", "copy:0"};
   const int threads_ = kernel_threads();
-  std::unique_ptr<Queue> queues_[2];
-  std::mutex submit_mu_[2];
-  std::mutex reset_mu_;
 };
 
 }  // namespace

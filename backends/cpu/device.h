@@ -1,7 +1,7 @@
 #pragma once
-// The CPU device: a real command-queue device in host memory (DESIGN.md §4). Each hardware queue is a
-// ring of binary command packets consumed by its own command-processor thread (queue.h); kernels are C
-// compiled by clang (compiler.h) and run on a pool of threads sized to the machine (program.h has the
+// The CPU device: a real command-queue device in host memory (DESIGN.md §4). Each hardware queue is
+// hcq's command processor, whose worker thread runs each command as it walks the packets (queue.h); kernels
+// are C compiled by clang (compiler.h) and run on a pool of threads sized to the machine (program.h has the
 // kernel ABI); buffers are host memory (allocator.h); signals are hcq's host-memory words.
 //
 // Queues: compute queue 0 (kernels, copies) and copy queue 0 (copies on their own thread), running

@@ -5,10 +5,9 @@
 // and fails its signals, completions apply in record order, the timeline retires in order); this
 // backend supplies:
 //
-//   exec, copy, barrier, marks   nothing: every command is complete as soon as it is recorded
-//   segment                      a token, finished at once; the recording thread applies it as it
-//                                submits it (sealed), so a submission whose waits are met has written
-//                                its signals by the time submit returns
+//   exec, copy, barrier          nothing: an executing encoder (Config::executes) whose commands are
+//                                done when recorded, so a submission whose waits are met has written
+//                                its signals by the time submit returns (the pusher records it)
 #include <memory>
 
 #include "hcq/command_processor.h"

@@ -1,0 +1,150 @@
+#include "hcq/submission_ring.h"
+
+#include <algorithm>
+
+#include "hcq/error.h"
+#include "hcq/queue.h"
+
+namespace sluice::hcq {
+namespace {
+
+namespace pk = packet;
+
+// The ring's own packets: Pad fills the ring's end so that no submission wraps; Begin is
+// [hdr][timeline value][graph][packet words, or the address of a Big].
+constexpr uint8_t kPad = pk::kFirstBackendOp, kBegin = pk::kFirstBackendOp + 1;
+constexpr uint32_t kBeginWords = 4;
+constexpr uint64_t kBigFlag = uint64_t(1) << 63;
+constexpr auto kForever = Clock::time_point::max();
+
+bool names_signal(uint8_t op) { return op == pk::Wait || op == pk::Signal || op == pk::Timestamp; }
+
+}  // namespace
+
+SubmissionRing::SubmissionRing(uint64_t words)
+    : size_(words), ring_(new uint64_t[words]), slots_(new SignalRef[words / 2]) {}
+
+SubmissionRing::~SubmissionRing() {
+  // Submissions never taken (an abandoned queue's): their heap copies.
+  for (uint64_t p = rp_, end = wp_.load(); p < end;) {
+    const uint64_t* h = &ring_[p & (size_ - 1)];
+    if (pk::op(h[0]) == kBegin && (h[3] & kBigFlag)) delete pk::ptr<Big>(h[3] & ~kBigFlag);
+    p += pk::words(h[0]) + (pk::op(h[0]) == kBegin && !(h[3] & kBigFlag) ? h[3] : 0);
+  }
+}
+
+bool SubmissionRing::has_room(uint64_t n) const {
+  return wp_.load(std::memory_order_relaxed) + n - consumed_.value() <= size_;
+}
+
+void SubmissionRing::reserve(uint64_t n, const std::atomic<bool>& abandoned, const std::string& who) {
+  if (has_room(n)) return;
+  const uint64_t wp = wp_.load(std::memory_order_relaxed);
+  written_.store(wp);  // let the consumer see what is already there, so that it frees space
+  if (!consumed_.wait_until(wp + n - size_, kForever, &abandoned))
+    SLUICE_FAIL(Error, "submit") << who << " was reset after a hang while this submission waited for room";
+}
+
+void SubmissionRing::push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph,
+                          const std::atomic<bool>& abandoned, const std::string& who) {
+  const bool big = words.size() + kBeginWords > size_ / 2;
+  const uint64_t n = kBeginWords + (big ? 0 : words.size());
+  uint64_t wp = wp_.load(std::memory_order_relaxed), pos = wp & (size_ - 1);
+  if (pos + n > size_) {  // a submission never wraps: pad to the end of the ring
+    const uint64_t pad = size_ - pos;
+    reserve(pad, abandoned, who);
+    ring_[pos] = pk::header(kPad, uint32_t(pad));
+    wp += pad, pos = 0;
+    wp_.store(wp, std::memory_order_relaxed);
+  }
+  reserve(n, abandoned, who);
+  uint64_t* b = &ring_[pos];
+  b[0] = pk::header(kBegin, kBeginWords), b[1] = tv, b[2] = graph;
+  if (big) {
+    auto* heap = new Big{{words.begin(), words.end()}, SubmissionSignals(words)};
+    b[3] = uint64_t(uintptr_t(heap)) | kBigFlag;
+  } else {
+    b[3] = words.size();
+    std::copy(words.begin(), words.end(), b + kBeginWords);
+    for (pk::Ref r : pk::each(words))
+      if (names_signal(r.op)) slots_[(pos + kBeginWords + r.at) / 2] = pk::ptr<const Signal>(r.p[1])->ref();
+  }
+  wp_.store(wp + n, std::memory_order_release);
+  written_.store(wp + n);  // the doorbell
+}
+
+bool SubmissionRing::next(Entry& e, const std::atomic<bool>& stop, const std::atomic<bool>& abort) {
+  for (;;) {
+    if (abort.load()) return false;
+    // The consumer drains the ring before it sees `stop`: a wait that returns with words ready goes on.
+    if (!written_.wait_until(rp_ + 1, kForever, &stop) && written_.value() <= rp_) return false;
+    if (abort.load()) return false;
+    const uint64_t pos = rp_ & (size_ - 1);
+    const uint64_t* h = &ring_[pos];
+    if (pk::op(h[0]) == kPad) {
+      rp_ += pk::words(h[0]);
+      continue;
+    }
+    e.begin = rp_;
+    e.tv = h[1], e.graph = h[2];
+    if (h[3] & kBigFlag) {
+      e.big.reset(pk::ptr<Big>(h[3] & ~kBigFlag));
+      e.words = e.big->words;
+      e.signals = std::move(e.big->signals);
+      e.end = rp_ + kBeginWords;
+    } else {
+      e.words = {h + kBeginWords, size_t(h[3])};
+      e.signals = SubmissionSignals(e.words, slots_.get(), pos + kBeginWords);
+      e.end = rp_ + kBeginWords + h[3];
+    }
+    rp_ = e.end;
+    return true;
+  }
+}
+
+void SubmissionRing::release(Entry& e) {
+  if (!e.big) {
+    const uint64_t base = (e.begin & (size_ - 1)) + kBeginWords;
+    for (pk::Ref r : pk::each(e.words))
+      if (names_signal(r.op)) slots_[(base + r.at) / 2] = {};  // before the producer may reuse the slot
+  }
+  e.big.reset();
+  e.signals = {};
+  if (e.end == written_.value() || e.end - published_ >= size_ / 16) publish(e.end);
+}
+
+void SubmissionRing::give_back(const Entry& e, size_t offset) {
+  if (!e.big) publish(e.begin + kBeginWords + offset);
+}
+
+void SubmissionRing::publish(uint64_t pos) {
+  if (pos > published_) consumed_.store(published_ = pos);
+}
+
+void SubmissionRing::wake() const {
+  written_.wake_all();
+  consumed_.wake_all();
+}
+
+std::vector<SignalRef> SubmissionRing::written_after(uint64_t from) const {
+  std::vector<SignalRef> out;
+  for (uint64_t p = std::max(from, rp_), end = wp_.load(); p < end;) {
+    const uint64_t pos = p & (size_ - 1);
+    const uint64_t* h = &ring_[pos];
+    if (pk::op(h[0]) == kPad) {
+      p += pk::words(h[0]);
+      continue;
+    }
+    if (h[3] & kBigFlag) {
+      for (SignalRef& s : pk::ptr<const Big>(h[3] & ~kBigFlag)->signals.written_from(0)) out.push_back(s);
+      p += kBeginWords;
+    } else {
+      SubmissionSignals view({h + kBeginWords, size_t(h[3])}, slots_.get(), pos + kBeginWords);
+      for (SignalRef& s : view.written_from(0)) out.push_back(std::move(s));
+      p += kBeginWords + h[3];
+    }
+  }
+  return out;
+}
+
+}  // namespace sluice::hcq

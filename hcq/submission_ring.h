@@ -1,0 +1,84 @@
+#pragma once
+// hcq::SubmissionRing — the submissions a command processor's worker has yet to record
+// (command_processor.h), as packet words in a ring of host memory.
+//
+// Why a ring: a submission crosses from the submitting thread to the worker as one run of packet words
+// and a doorbell, with a reference to each signal its packets name in a slot beside the packet, so no
+// allocation, lock or shared container changes hands (DESIGN.md §4: each cache line that does costs
+// 150-300 ns on a small machine, more than recording a submission).
+//
+// Layout: each submission is a Begin packet (its timeline value, its graph, its length) followed by its
+// packets, contiguous: a submission that would wrap is preceded by a Pad to the ring's end. One longer
+// than half the ring goes beside it, in a heap copy the Begin packet points to. A packet that names a
+// signal has two words at least, so slot `position / 2` is its own.
+//
+// Threading: one producer at a time (the device's submit lock), one consumer (the worker).
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hcq/counter.h"
+#include "hcq/signal.h"
+
+namespace sluice::hcq {
+
+class SubmissionRing {
+ public:
+  explicit SubmissionRing(uint64_t words);  // a power of two
+  ~SubmissionRing();
+
+  // --- Producer ---
+  // Copies a submission in and rings the doorbell. Blocks while the ring is full; throws hcq::Error
+  // `[submit] <who> was reset after a hang while this submission waited for room` once `abandoned` is
+  // set meanwhile.
+  void push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph, const std::atomic<bool>& abandoned,
+            const std::string& who);
+  // Every word pushed was given back: the consumer has finished everything.
+  bool drained() const { return consumed_.value() == wp_.load(std::memory_order_acquire); }
+
+  // --- Consumer ---
+  struct Big {  // a submission beside the ring
+    std::vector<uint64_t> words;
+    SubmissionSignals signals;
+  };
+  struct Entry {
+    std::span<const uint64_t> words;  // its packets
+    SubmissionSignals signals;        // their signals, by packet offset
+    uint64_t tv = 0, graph = 0;
+    uint64_t begin = 0, end = 0;  // its positions in the ring
+    std::unique_ptr<Big> big;
+  };
+  // Waits for the next submission: false once `stop` is set and the ring is drained, or once `abort` is.
+  bool next(Entry& e, const std::atomic<bool>& stop, const std::atomic<bool>& abort);
+  // Done with `e`: its slots are cleared, its words given back (at once when nothing follows it, else
+  // every sixteenth of the ring: each give-back wakes a producer's bucket, hcq/counter.cpp).
+  void release(Entry& e);
+  // Gives back the words before packet `offset` of `e` (before a wait that may block: a producer waiting
+  // for room may be what would meet it).
+  void give_back(const Entry& e, size_t offset);
+  // Wakes a consumer blocked in next() and a producer waiting for room, to read their flags.
+  void wake() const;
+  // With no producer active and the consumer stopped: the signals the `signal` packets would have written
+  // from position `from` (a submission's end, or 0 for the consumer's read position) to the end.
+  std::vector<SignalRef> written_after(uint64_t from) const;
+  uint64_t read_position() const { return rp_; }
+
+ private:
+  bool has_room(uint64_t n) const;
+  void reserve(uint64_t n, const std::atomic<bool>& abandoned, const std::string& who);
+  void publish(uint64_t pos);
+
+  const uint64_t size_;
+  const std::unique_ptr<uint64_t[]> ring_;
+  const std::unique_ptr<SignalRef[]> slots_;
+  std::atomic<uint64_t> wp_{0};  // the producer's position, in words since the start (never wraps)
+  Counter written_;              // the doorbell: words published to the consumer
+  Counter consumed_;             // words the consumer gave back
+  uint64_t rp_ = 0;              // the consumer's position
+  uint64_t published_ = 0;       // consumed_'s value, kept by the consumer
+};
+
+}  // namespace sluice::hcq
