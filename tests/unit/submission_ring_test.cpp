@@ -1,0 +1,109 @@
+// hcq::SubmissionRing (hcq/submission_ring.h) without a device: a small ring, so that submissions pad
+// to its end, wrap, fill it and go beside it.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "hcq/error.h"
+#include "hcq/queue.h"
+#include "hcq/submission_ring.h"
+
+namespace sluice::hcq {
+namespace {
+
+// n signal packets, each writing s to a distinct value.
+HwQueue signals(Signal& s, int n, uint64_t first) {
+  HwQueue q;
+  for (int i = 0; i < n; ++i) q.signal(s, first + uint64_t(i));
+  return q;
+}
+
+TEST(SubmissionRing, SubmissionsComeOutInOrderWithTheirSignalsAcrossPaddingWrapsAndHeapCopies) {
+  SubmissionRing ring(64);
+  std::atomic<bool> no{false};
+  Signal s("s");
+  // Sizes in words (3 per signal packet): some leave a tail the next one does not fit (padding), one
+  // is longer than half the ring (a heap copy).
+  const int sizes[] = {2, 5, 9, 1, 12, 3, 7, 0, 11, 4};
+  uint64_t value = 1;
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 10; ++i) {
+      const HwQueue q = signals(s, sizes[i], value);
+      ring.push(q.packets(), 100 + uint64_t(i), uint64_t(i % 3), no, "TEST q");
+      SubmissionRing::Entry e;
+      ASSERT_TRUE(ring.next(e, no, no));
+      EXPECT_EQ(e.tv, 100 + uint64_t(i));
+      EXPECT_EQ(e.graph, uint64_t(i % 3));
+      ASSERT_EQ(e.words.size(), q.packets().size());
+      EXPECT_TRUE(std::equal(e.words.begin(), e.words.end(), q.packets().begin()));
+      // Every signal packet reads its signal through the entry's references.
+      std::vector<SignalRef> written = e.signals.written_from(0);
+      ASSERT_EQ(written.size(), size_t(sizes[i]));
+      for (const SignalRef& r : written) EXPECT_TRUE(r.refers_to(s));
+      for (packet::Ref r : packet::each(e.words)) EXPECT_TRUE(e.signals.at(r.at).refers_to(s));
+      ring.release(e);
+      EXPECT_TRUE(ring.drained());
+      value += uint64_t(sizes[i]);
+    }
+  }
+}
+
+TEST(SubmissionRing, WrittenAfterListsWhatPendingSubmissionsWouldSignal) {
+  SubmissionRing ring(64);
+  std::atomic<bool> no{false};
+  Signal a("a"), b("b"), c("c");
+  ring.push(signals(a, 2, 1).packets(), 1, 0, no, "TEST q");
+  HwQueue mixed;
+  mixed.wait(a, 1).signal(b, 1).timestamp(b);
+  ring.push(mixed.packets(), 2, 0, no, "TEST q");
+  ring.push(signals(c, 12, 1).packets(), 3, 0, no, "TEST q");  // beside the ring
+  SubmissionRing::Entry e;
+  ASSERT_TRUE(ring.next(e, no, no));  // the first is being recorded: not pending
+  std::vector<SignalRef> pending = ring.written_after(0);
+  ASSERT_EQ(pending.size(), 13u);  // b once (not its wait or timestamp), c twelve times
+  EXPECT_TRUE(pending[0].refers_to(b));
+  for (size_t i = 1; i < pending.size(); ++i) EXPECT_TRUE(pending[i].refers_to(c));
+  EXPECT_FALSE(ring.drained());
+}
+
+TEST(SubmissionRing, AProducerWaitsForRoomAndGivesUpWhenTheQueueIsAbandoned) {
+  SubmissionRing ring(64);
+  std::atomic<bool> no{false}, abandoned{false};
+  Signal s("s");
+  const HwQueue q = signals(s, 8, 1);  // 24 + 4 words: two fill the ring
+  ring.push(q.packets(), 1, 0, no, "TEST q");
+  ring.push(q.packets(), 2, 0, no, "TEST q");
+  std::thread consumer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    SubmissionRing::Entry e;
+    ASSERT_TRUE(ring.next(e, no, no));
+    ring.release(e);
+  });
+  ring.push(q.packets(), 3, 0, no, "TEST q");  // waits for the first to be released
+  consumer.join();
+  std::thread abandon([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    abandoned = true;
+    ring.wake();
+  });
+  try {
+    ring.push(q.packets(), 4, 0, abandoned, "TEST q");
+    ADD_FAILURE() << "a push into a full ring of an abandoned queue returned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[submit] TEST q was reset after a hang"), std::string::npos)
+        << e.what();
+  }
+  abandon.join();
+  // The consumer stops once told to, with what is left still there.
+  std::atomic<bool> stop{true};
+  SubmissionRing::Entry e;
+  EXPECT_TRUE(ring.next(e, stop, no));  // drains before it stops
+  ring.release(e);
+  EXPECT_TRUE(ring.next(e, stop, no));
+  ring.release(e);
+  EXPECT_FALSE(ring.next(e, stop, no));
+  EXPECT_FALSE(ring.next(e, no, abandoned));
+}
+
+}  // namespace
+}  // namespace sluice::hcq
