@@ -263,6 +263,7 @@ void CommandProcessor::work() {
     }
   }
   std::lock_guard lk(mu_);
+  entry_ = nullptr;  // dropped_signals() reads it under mu_: `e` goes with this frame
   worker_left_ = true;
   self = std::move(keepalive_);
 }
