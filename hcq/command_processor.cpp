@@ -9,7 +9,9 @@ namespace pk = packet;
 
 }  // namespace
 
-CommandProcessor::CommandProcessor(Config cfg) : cfg_(std::move(cfg)), ring_(cfg_.ring_words) {}
+CommandProcessor::CommandProcessor(Config cfg)
+    : cfg_(std::move(cfg)),
+      ring_(cfg_.ring_words, cfg_.device_name + " " + cfg_.queue_name, cfg_.worker_spins) {}
 
 CommandProcessor::~CommandProcessor() {
   // The derived class ran shutdown() (its encoder is gone by now); a constructor that threw before
@@ -126,7 +128,7 @@ void CommandProcessor::push(std::span<const uint64_t> words, uint64_t tv, uint64
     cv_.notify_all();
     return;
   }
-  ring_.push(words, tv, graph, abandoned_, cfg_.device_name + " " + cfg_.queue_name);
+  ring_.push(words, tv, graph, abandoned_);
 }
 
 void CommandProcessor::forget_graph(uint64_t graph) {
@@ -160,6 +162,7 @@ QueueStatus CommandProcessor::status() {
 }
 
 void CommandProcessor::wait_for(const Signal& s, uint64_t v, uint64_t tv, Clock::time_point deadline) {
+  if (cfg_.executes) return;  // no segments: nothing to wait for in a driver
   uint64_t target = 0;
   {
     std::lock_guard lk(mu_);

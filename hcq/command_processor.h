@@ -91,6 +91,10 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
     bool executes = false;            // the encoder runs each command before it returns (above)
     bool pusher_records_work = true;  // the fast path may record kernels and copies
     uint64_t ring_words = 1u << 14;   // the submission ring (a power of two)
+    // The worker spins a while for the next submission before it sleeps: where it runs the work itself
+    // (the CPU's). Elsewhere the pusher records whatever it can, and a spinning worker would take a core
+    // from the driver threads (lavapipe's, PoCL's) that do the work.
+    bool worker_spins = false;
   };
 
   virtual ~CommandProcessor();
@@ -301,7 +305,11 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   uint64_t submitted_ = 0;  // the token of the last submitted segment
   uint64_t tv_ = 0;         // the packet being recorded: its submission's timeline value, its offset
   uint32_t at_ = 0;
-  const SubmissionRing::Entry* entry_ = nullptr;  // the worker's submission, while it records one
+  // The worker's submission, while it records one. dropped_signals() reads it and at_ from another thread
+  // only after abandon_executing() took the running command's token, which the backend published after
+  // these were written (a release the taking acquires), and the worker writes neither again until it
+  // leaves (under mu_).
+  const SubmissionRing::Entry* entry_ = nullptr;
 
   std::mutex mu_;  // everything below
   // Each waiter has its own condition variable, so a notification wakes only the thread it is for.

@@ -78,14 +78,15 @@ void Counter::wake_all() const {
   b.cv.notify_all();
 }
 
-bool Counter::wait_until(uint64_t target, Clock::time_point deadline, const std::atomic<bool>* abort) const {
+bool Counter::wait_until(uint64_t target, Clock::time_point deadline, const std::atomic<bool>* abort,
+                         bool spin) const {
   auto done = [&] {
     return value_.load(std::memory_order_seq_cst) >= target ||
            (abort && abort->load(std::memory_order_seq_cst));
   };
   if (done()) return value() >= target;
   const auto spin_end = std::min(Clock::now() + kSpin, deadline);
-  for (int i = 1;; ++i) {
+  for (int i = 1; spin; ++i) {
     // Past the first few microseconds, yield between looks: when threads outnumber cores, the thread
     // that will write the value may be waiting for this very core.
     if (i < kPureSpins) {

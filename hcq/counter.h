@@ -42,9 +42,10 @@ class Counter {
   void wake_all() const;
 
   // Blocks until value() >= target, `*abort` is true, or `deadline` passes (Clock::time_point::max()
-  // waits forever). Returns value() >= target.
-  bool wait_until(uint64_t target, Clock::time_point deadline,
-                  const std::atomic<bool>* abort = nullptr) const;
+  // waits forever). Returns value() >= target. `spin`: false sleeps at once (a thread whose spinning
+  // would take a core from the driver threads that do the work it waits for).
+  bool wait_until(uint64_t target, Clock::time_point deadline, const std::atomic<bool>* abort = nullptr,
+                  bool spin = true) const;
 
  private:
   std::atomic<uint64_t> value_;

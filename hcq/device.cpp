@@ -103,23 +103,25 @@ uint64_t Device::submit_graph(const HwQueue& q, uint64_t graph) {
 }
 
 void Device::retire(uint64_t value, uint64_t timestamp_ns) {
-  std::lock_guard lk(retire_mu_);
-  if (value <= retired_) return;  // counted already: a replaced timeline took it (replace_timeline)
-  if (value != retired_ + 1) {    // an earlier value is still running
-    done_.insert(value);
+  Retirement& r = retire_;
+  std::lock_guard lk(r.mu);
+  if (value <= r.retired) return;  // counted already: a replaced timeline took it (replace_timeline)
+  if (value != r.retired + 1) {    // an earlier value is still running
+    r.done.insert(value);
     return;
   }
   // In order (the usual case): no set node.
-  for (retired_ = value; !done_.empty() && *done_.begin() == retired_ + 1; ++retired_)
-    done_.erase(done_.begin());
-  timeline().device_write(retired_, timestamp_ns);
+  for (r.retired = value; !r.done.empty() && *r.done.begin() == r.retired + 1; ++r.retired)
+    r.done.erase(r.done.begin());
+  timeline().device_write(r.retired, timestamp_ns);
 }
 
 void Device::replace_timeline(const std::string& error) {
   {
-    std::lock_guard rl(retire_mu_);
-    retired_ = std::max(retired_, timeline_value());
-    done_.erase(done_.begin(), done_.upper_bound(retired_));
+    Retirement& r = retire_;
+    std::lock_guard rl(r.mu);
+    r.retired = std::max(r.retired, timeline_value());
+    r.done.erase(r.done.begin(), r.done.upper_bound(r.retired));
   }
   std::lock_guard lk(mu_);
   timeline().fail(error);

@@ -177,15 +177,21 @@ class Device {
   std::string name_;
   uint32_t compute_queues_, copy_queues_;
   std::atomic<Signal*> timeline_;
-  std::atomic<uint64_t> timeline_value_{0};
-  std::vector<std::unique_ptr<Signal>> timelines_;  // the current one last; replaced ones stay alive
+  // The submitting threads write timeline_value_, the queues' threads the retirement: each on cache lines
+  // of its own, which nothing the other side reads shares (profiling_ is read for every submission), since
+  // a line that changes hands costs more than launching a tiny kernel.
+  alignas(64) std::atomic<uint64_t> timeline_value_{0};
+  // The current timeline last; replaced ones stay alive.
+  alignas(64) std::vector<std::unique_ptr<Signal>> timelines_;
   std::atomic<bool> profiling_{false};
   std::atomic<int64_t> hang_timeout_ns_;
   std::mutex mu_;  // timelines_, profile_
   std::vector<ProfileRecord> profile_;
-  std::mutex retire_mu_;     // retired_, done_, and the order of the timeline's writes
-  uint64_t retired_ = 0;     // the timeline's value: every value up to it is done
-  std::set<uint64_t> done_;  // values done above retired_ + 1
+  struct alignas(64) Retirement {
+    std::mutex mu;            // the rest, and the order of the timeline's writes
+    uint64_t retired = 0;     // the timeline's value: every value up to it is done
+    std::set<uint64_t> done;  // values done above retired + 1
+  } retire_;
 };
 
 }  // namespace sluice::hcq

@@ -21,43 +21,50 @@ bool names_signal(uint8_t op) { return op == pk::Wait || op == pk::Signal || op 
 
 }  // namespace
 
-SubmissionRing::SubmissionRing(uint64_t words)
-    : size_(words), ring_(new uint64_t[words]), slots_(new SignalRef[words / 2]) {}
+SubmissionRing::SubmissionRing(uint64_t words, std::string who, bool spin)
+    : size_(words),
+      ring_(new uint64_t[words]),
+      slots_(new SignalRef[words / 2]),
+      who_(std::move(who)),
+      spin_(spin) {}
 
 SubmissionRing::~SubmissionRing() {
   // Submissions never taken (an abandoned queue's): their heap copies.
-  for (uint64_t p = rp_, end = wp_.load(); p < end;) {
+  for (uint64_t p = rp_.load(), end = wp_.load(); p < end;) {
     const uint64_t* h = &ring_[p & (size_ - 1)];
     if (pk::op(h[0]) == kBegin && (h[3] & kBigFlag)) delete pk::ptr<Big>(h[3] & ~kBigFlag);
     p += pk::words(h[0]) + (pk::op(h[0]) == kBegin && !(h[3] & kBigFlag) ? h[3] : 0);
   }
 }
 
-bool SubmissionRing::has_room(uint64_t n) const {
-  return wp_.load(std::memory_order_relaxed) + n - consumed_.value() <= size_;
+// Producer side: consumed_ is read only when its last value leaves no room.
+bool SubmissionRing::has_room(uint64_t n) {
+  const uint64_t end = wp_.load(std::memory_order_relaxed) + n;
+  return end - freed_ <= size_ || end - (freed_ = consumed_.value()) <= size_;
 }
 
-void SubmissionRing::reserve(uint64_t n, const std::atomic<bool>& abandoned, const std::string& who) {
+void SubmissionRing::reserve(uint64_t n, const std::atomic<bool>& abandoned) {
   if (has_room(n)) return;
   const uint64_t wp = wp_.load(std::memory_order_relaxed);
   written_.store(wp);  // let the consumer see what is already there, so that it frees space
   if (!consumed_.wait_until(wp + n - size_, kForever, &abandoned))
-    SLUICE_FAIL(Error, "submit") << who << " was reset after a hang while this submission waited for room";
+    SLUICE_FAIL(Error, "submit") << who_ << " was reset after a hang while this submission waited for room";
+  freed_ = consumed_.value();
 }
 
 void SubmissionRing::push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph,
-                          const std::atomic<bool>& abandoned, const std::string& who) {
+                          const std::atomic<bool>& abandoned) {
   const bool big = words.size() + kBeginWords > size_ / 2;
   const uint64_t n = kBeginWords + (big ? 0 : words.size());
   uint64_t wp = wp_.load(std::memory_order_relaxed), pos = wp & (size_ - 1);
   if (pos + n > size_) {  // a submission never wraps: pad to the end of the ring
     const uint64_t pad = size_ - pos;
-    reserve(pad, abandoned, who);
+    reserve(pad, abandoned);
     ring_[pos] = pk::header(kPad, uint32_t(pad));
     wp += pad, pos = 0;
     wp_.store(wp, std::memory_order_relaxed);
   }
-  reserve(n, abandoned, who);
+  reserve(n, abandoned);
   uint64_t* b = &ring_[pos];
   b[0] = pk::header(kBegin, kBeginWords), b[1] = tv, b[2] = graph;
   if (big) {
@@ -74,30 +81,36 @@ void SubmissionRing::push(std::span<const uint64_t> words, uint64_t tv, uint64_t
 }
 
 bool SubmissionRing::next(Entry& e, const std::atomic<bool>& stop, const std::atomic<bool>& abort) {
+  uint64_t rp = rp_.load(std::memory_order_relaxed);
   for (;;) {
     if (abort.load()) return false;
-    // The consumer drains the ring before it sees `stop`: a wait that returns with words ready goes on.
-    if (!written_.wait_until(rp_ + 1, kForever, &stop) && written_.value() <= rp_) return false;
-    if (abort.load()) return false;
-    const uint64_t pos = rp_ & (size_ - 1);
+    // The doorbell is read again only once the consumer has caught up with its last value. The consumer
+    // drains the ring before it sees `stop`: a wait that returns with words ready goes on.
+    if (rp >= rung_) {
+      if (!written_.wait_until(rp + 1, kForever, &stop, spin_) && written_.value() <= rp) return false;
+      rung_ = written_.value();
+      if (abort.load()) return false;
+    }
+    const uint64_t pos = rp & (size_ - 1);
     const uint64_t* h = &ring_[pos];
     if (pk::op(h[0]) == kPad) {
-      rp_ += pk::words(h[0]);
+      rp += pk::words(h[0]);
+      rp_.store(rp, std::memory_order_relaxed);
       continue;
     }
-    e.begin = rp_;
+    e.begin = rp;
     e.tv = h[1], e.graph = h[2];
     if (h[3] & kBigFlag) {
       e.big.reset(pk::ptr<Big>(h[3] & ~kBigFlag));
       e.words = e.big->words;
       e.signals = std::move(e.big->signals);
-      e.end = rp_ + kBeginWords;
+      e.end = rp + kBeginWords;
     } else {
       e.words = {h + kBeginWords, size_t(h[3])};
       e.signals = SubmissionSignals(e.words, slots_.get(), pos + kBeginWords);
-      e.end = rp_ + kBeginWords + h[3];
+      e.end = rp + kBeginWords + h[3];
     }
-    rp_ = e.end;
+    rp_.store(e.end, std::memory_order_relaxed);
     return true;
   }
 }
@@ -110,7 +123,7 @@ void SubmissionRing::release(Entry& e) {
   }
   e.big.reset();
   e.signals = {};
-  if (e.end == written_.value() || e.end - published_ >= size_ / 16) publish(e.end);
+  if (e.end == rung_ || e.end - published_ >= size_ / 16) publish(e.end);
 }
 
 void SubmissionRing::give_back(const Entry& e, size_t offset) {
@@ -128,7 +141,7 @@ void SubmissionRing::wake() const {
 
 std::vector<SignalRef> SubmissionRing::written_after(uint64_t from) const {
   std::vector<SignalRef> out;
-  for (uint64_t p = std::max(from, rp_), end = wp_.load(); p < end;) {
+  for (uint64_t p = std::max(from, rp_.load()), end = wp_.load(); p < end;) {
     const uint64_t pos = p & (size_ - 1);
     const uint64_t* h = &ring_[pos];
     if (pk::op(h[0]) == kPad) {

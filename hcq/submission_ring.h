@@ -12,7 +12,10 @@
 // than half the ring goes beside it, in a heap copy the Begin packet points to. A packet that names a
 // signal has two words at least, so slot `position / 2` is its own.
 //
-// Threading: one producer at a time (the device's submit lock), one consumer (the worker).
+// Threading: one producer at a time (the device's submit lock), one consumer (the worker). What each side
+// writes lives on cache lines of its own, and each keeps the other's last position it read, looking again
+// only when that one says it must wait: a line that changes hands costs 100-300 ns on a small machine,
+// more than the consumer takes to record a tiny kernel.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -27,15 +30,16 @@ namespace sluice::hcq {
 
 class SubmissionRing {
  public:
-  explicit SubmissionRing(uint64_t words);  // a power of two
+  // `words`: a power of two; `who` names the queue in errors ("CPU compute:0"); `spin`: the consumer
+  // spins a while before it sleeps (Counter::wait_until).
+  SubmissionRing(uint64_t words, std::string who, bool spin);
   ~SubmissionRing();
 
   // --- Producer ---
   // Copies a submission in and rings the doorbell. Blocks while the ring is full; throws hcq::Error
   // `[submit] <who> was reset after a hang while this submission waited for room` once `abandoned` is
   // set meanwhile.
-  void push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph, const std::atomic<bool>& abandoned,
-            const std::string& who);
+  void push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph, const std::atomic<bool>& abandoned);
   // Every word pushed was given back: the consumer has finished everything.
   bool drained() const { return consumed_.value() == wp_.load(std::memory_order_acquire); }
 
@@ -53,8 +57,9 @@ class SubmissionRing {
   };
   // Waits for the next submission: false once `stop` is set and the ring is drained, or once `abort` is.
   bool next(Entry& e, const std::atomic<bool>& stop, const std::atomic<bool>& abort);
-  // Done with `e`: its slots are cleared, its words given back (at once when nothing follows it, else
-  // every sixteenth of the ring: each give-back wakes a producer's bucket, hcq/counter.cpp).
+  // Done with `e`: its slots are cleared, its words given back (at once when nothing followed it at the
+  // doorbell's last reading, else every sixteenth of the ring: each give-back wakes a producer's bucket,
+  // hcq/counter.cpp).
   void release(Entry& e);
   // Gives back the words before packet `offset` of `e` (before a wait that may block: a producer waiting
   // for room may be what would meet it).
@@ -64,21 +69,26 @@ class SubmissionRing {
   // With no producer active and the consumer stopped: the signals the `signal` packets would have written
   // from position `from` (a submission's end, or 0 for the consumer's read position) to the end.
   std::vector<SignalRef> written_after(uint64_t from) const;
-  uint64_t read_position() const { return rp_; }
 
  private:
-  bool has_room(uint64_t n) const;
-  void reserve(uint64_t n, const std::atomic<bool>& abandoned, const std::string& who);
+  bool has_room(uint64_t n);
+  void reserve(uint64_t n, const std::atomic<bool>& abandoned);
   void publish(uint64_t pos);
 
   const uint64_t size_;
   const std::unique_ptr<uint64_t[]> ring_;
   const std::unique_ptr<SignalRef[]> slots_;
-  std::atomic<uint64_t> wp_{0};  // the producer's position, in words since the start (never wraps)
-  Counter written_;              // the doorbell: words published to the consumer
-  Counter consumed_;             // words the consumer gave back
-  uint64_t rp_ = 0;              // the consumer's position
-  uint64_t published_ = 0;       // consumed_'s value, kept by the consumer
+  const std::string who_;
+  const bool spin_;
+  // The producer's: its position, in words since the start (never wraps), and consumed_ as last read.
+  alignas(64) std::atomic<uint64_t> wp_{0};
+  uint64_t freed_ = 0;
+  alignas(64) Counter written_;   // the doorbell: words published to the consumer
+  alignas(64) Counter consumed_;  // words the consumer gave back
+  // The consumer's: its position (atomic only for written_after() after an abandon), consumed_'s value,
+  // and the doorbell as last read.
+  alignas(64) std::atomic<uint64_t> rp_{0};
+  uint64_t published_ = 0, rung_ = 0;
 };
 
 }  // namespace sluice::hcq

@@ -19,7 +19,7 @@ HwQueue signals(Signal& s, int n, uint64_t first) {
 }
 
 TEST(SubmissionRing, SubmissionsComeOutInOrderWithTheirSignalsAcrossPaddingWrapsAndHeapCopies) {
-  SubmissionRing ring(64);
+  SubmissionRing ring(64, "TEST q", true);
   std::atomic<bool> no{false};
   Signal s("s");
   // Sizes in words (3 per signal packet): some leave a tail the next one does not fit (padding), one
@@ -29,7 +29,7 @@ TEST(SubmissionRing, SubmissionsComeOutInOrderWithTheirSignalsAcrossPaddingWraps
   for (int round = 0; round < 5; ++round) {
     for (int i = 0; i < 10; ++i) {
       const HwQueue q = signals(s, sizes[i], value);
-      ring.push(q.packets(), 100 + uint64_t(i), uint64_t(i % 3), no, "TEST q");
+      ring.push(q.packets(), 100 + uint64_t(i), uint64_t(i % 3), no);
       SubmissionRing::Entry e;
       ASSERT_TRUE(ring.next(e, no, no));
       EXPECT_EQ(e.tv, 100 + uint64_t(i));
@@ -49,14 +49,14 @@ TEST(SubmissionRing, SubmissionsComeOutInOrderWithTheirSignalsAcrossPaddingWraps
 }
 
 TEST(SubmissionRing, WrittenAfterListsWhatPendingSubmissionsWouldSignal) {
-  SubmissionRing ring(64);
+  SubmissionRing ring(64, "TEST q", true);
   std::atomic<bool> no{false};
   Signal a("a"), b("b"), c("c");
-  ring.push(signals(a, 2, 1).packets(), 1, 0, no, "TEST q");
+  ring.push(signals(a, 2, 1).packets(), 1, 0, no);
   HwQueue mixed;
   mixed.wait(a, 1).signal(b, 1).timestamp(b);
-  ring.push(mixed.packets(), 2, 0, no, "TEST q");
-  ring.push(signals(c, 12, 1).packets(), 3, 0, no, "TEST q");  // beside the ring
+  ring.push(mixed.packets(), 2, 0, no);
+  ring.push(signals(c, 12, 1).packets(), 3, 0, no);  // beside the ring
   SubmissionRing::Entry e;
   ASSERT_TRUE(ring.next(e, no, no));  // the first is being recorded: not pending
   std::vector<SignalRef> pending = ring.written_after(0);
@@ -67,19 +67,19 @@ TEST(SubmissionRing, WrittenAfterListsWhatPendingSubmissionsWouldSignal) {
 }
 
 TEST(SubmissionRing, AProducerWaitsForRoomAndGivesUpWhenTheQueueIsAbandoned) {
-  SubmissionRing ring(64);
+  SubmissionRing ring(64, "TEST q", true);
   std::atomic<bool> no{false}, abandoned{false};
   Signal s("s");
   const HwQueue q = signals(s, 8, 1);  // 24 + 4 words: two fill the ring
-  ring.push(q.packets(), 1, 0, no, "TEST q");
-  ring.push(q.packets(), 2, 0, no, "TEST q");
+  ring.push(q.packets(), 1, 0, no);
+  ring.push(q.packets(), 2, 0, no);
   std::thread consumer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     SubmissionRing::Entry e;
     ASSERT_TRUE(ring.next(e, no, no));
     ring.release(e);
   });
-  ring.push(q.packets(), 3, 0, no, "TEST q");  // waits for the first to be released
+  ring.push(q.packets(), 3, 0, no);  // waits for the first to be released
   consumer.join();
   std::thread abandon([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -87,7 +87,7 @@ TEST(SubmissionRing, AProducerWaitsForRoomAndGivesUpWhenTheQueueIsAbandoned) {
     ring.wake();
   });
   try {
-    ring.push(q.packets(), 4, 0, abandoned, "TEST q");
+    ring.push(q.packets(), 4, 0, abandoned);
     ADD_FAILURE() << "a push into a full ring of an abandoned queue returned";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("[submit] TEST q was reset after a hang"), std::string::npos)

@@ -1,7 +1,7 @@
 // Queue-level costs (DESIGN.md §4). NULL completes everything at submit, so its figures are the host cost of
 // the stack: recording and submitting an eager kernel launch, and replaying a graph per kernel. On the CPU
-// device: the submit -> signal round trip of an empty kernel (median and p99 over the iterations), and a
-// graph replay per kernel, end to end.
+// device: the submit -> signal round trip of an empty kernel (median and p99 over the iterations), eager
+// launches in bursts, and a graph replay per kernel, end to end.
 // Run: hcq_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
@@ -100,6 +100,26 @@ void BM_CpuRoundTrip(benchmark::State& state) {
   state.counters["p99_us"] = double(lat[lat.size() * 99 / 100]) / 1e3;
 }
 BENCHMARK(BM_CpuRoundTrip)->UseRealTime();
+
+// Eager launches in bursts of 16 (one kernel per submit, as sluice latency's kernel_eager), then a wait
+// for the last: end to end per kernel, and the part of it the submitting thread spent submitting.
+void BM_CpuEagerBurst(benchmark::State& state) {
+  Bench& s = setup(true);
+  const hcq::KernelArgs args{{s.a.addr, s.b.addr}, {1}};
+  constexpr int kBurst = 16;
+  uint64_t submit_ns = 0;
+  for (auto _ : state) {
+    const uint64_t t0 = hcq::now_ns();
+    uint64_t last = 0;
+    for (int i = 0; i < kBurst; ++i) last = hcq::HwQueue().exec(*s.empty, args, {1}).submit(*s.dev);
+    submit_ns += hcq::now_ns() - t0;
+    s.dev->timeline().wait(last);
+  }
+  state.counters["per_kernel"] =
+      benchmark::Counter(kBurst, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["submit_ns"] = double(submit_ns) / double(state.iterations() * kBurst);
+}
+BENCHMARK(BM_CpuEagerBurst)->UseRealTime();
 
 // Replay of n empty kernels and wait for it: the counter is the end-to-end cost per kernel.
 void BM_CpuGraphReplay(benchmark::State& state) {
