@@ -361,7 +361,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
             const uint64_t t0 = profiling ? now_ns() : 0;
             encode_exec(e, nullptr);
             if (abandoned_) return;  // the device failed what follows
-            if (profiling) executed(t0, e.program, 0);
+            if (profiling) record(e.program, t0, now_ns(), 0, tv_, at_);
             break;
           }
           if (commands_ >= cfg_.segment_commands) flush();  // a full segment goes before the next command
@@ -377,7 +377,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
           if (executes) {
             const uint64_t t0 = profiling ? now_ns() : 0;
             encode_copy(p[1], p[2], p[3], nullptr);
-            if (profiling) executed(t0, nullptr, p[3]);
+            if (profiling) record(nullptr, t0, now_ns(), p[3], tv_, at_);
             break;
           }
           if (commands_ >= cfg_.segment_commands) flush();
@@ -429,9 +429,11 @@ bool CommandProcessor::mark_follows_after(std::span<const uint64_t> w, size_t at
   return at >= w.size() || pk::op(w[at]) == pk::Signal || pk::op(w[at]) == pk::Timestamp;
 }
 
-void CommandProcessor::executed(uint64_t t0, const Program* program, uint64_t bytes) {
-  cfg_.profile({cfg_.device_name, cfg_.queue_name, program ? program->name() : "copy", t0, now_ns(), bytes,
-                tv_, at_, program ? Transfer::None : Transfer::DeviceToDevice});
+// A profile record of a kernel, or of a copy (no program), from the command's times and where it sits.
+void CommandProcessor::record(const Program* program, uint64_t t0, uint64_t t1, uint64_t bytes,
+                              uint64_t submission, uint32_t at) {
+  cfg_.profile({cfg_.device_name, cfg_.queue_name, program ? program->name() : "copy", t0, t1, bytes,
+                submission, at, program ? Transfer::None : Transfer::DeviceToDevice});
 }
 
 void CommandProcessor::profiled(Marks timing, const Program* program, uint64_t bytes) {
@@ -613,10 +615,7 @@ void CommandProcessor::apply(Segment& s, const std::shared_ptr<std::string>& err
         break;
       case Completion::Fail: c.signal.fail(c.error ? *c.error : std::string("[submit] failed")); break;
       case Completion::Profile:
-        if (!error)
-          cfg_.profile({cfg_.device_name, cfg_.queue_name, c.program ? c.program->name() : "copy",
-                        ns_of(c.marks.start), ns_of(c.marks.end), c.value, c.submission, c.at,
-                        c.program ? Transfer::None : Transfer::DeviceToDevice});
+        if (!error) record(c.program, ns_of(c.marks.start), ns_of(c.marks.end), c.value, c.submission, c.at);
         break;
       case Completion::Retire:
         cfg_.retire(c.value, done);

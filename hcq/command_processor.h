@@ -284,7 +284,8 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   void process(std::span<const uint64_t> words, uint64_t tv, const SubmissionSignals& signals,
                uint64_t graph);
   std::shared_ptr<std::string> host_wait(const SignalRef& s, uint64_t v);
-  void executed(uint64_t t0, const Program* program, uint64_t bytes);   // a profile record, at once
+  void record(const Program* program, uint64_t t0, uint64_t t1, uint64_t bytes, uint64_t submission,
+              uint32_t at);
   void profiled(Marks timing, const Program* program, uint64_t bytes);  // a Profile completion
   static bool mark_follows_after(std::span<const uint64_t> w, size_t at);
   // An error that fails a submission; a fatal() or `sticky` one fails every later one too.

@@ -31,10 +31,29 @@ SubmissionRing::SubmissionRing(uint64_t words, std::string who, bool spin)
 SubmissionRing::~SubmissionRing() {
   // Submissions never taken (an abandoned queue's): their heap copies.
   for (uint64_t p = rp_.load(), end = wp_.load(); p < end;) {
-    const uint64_t* h = &ring_[p & (size_ - 1)];
-    if (pk::op(h[0]) == kBegin && (h[3] & kBigFlag)) delete pk::ptr<Big>(h[3] & ~kBigFlag);
-    p += pk::words(h[0]) + (pk::op(h[0]) == kBegin && !(h[3] & kBigFlag) ? h[3] : 0);
+    const Slot s = slot(p);
+    delete s.big;
+    p = s.next;
   }
+}
+
+SubmissionRing::Slot SubmissionRing::slot(uint64_t p) const {
+  const uint64_t pos = p & (size_ - 1);
+  const uint64_t* h = &ring_[pos];
+  Slot s;
+  if (pk::op(h[0]) == kPad) {
+    s.pad = true, s.next = p + pk::words(h[0]);
+    return s;
+  }
+  s.tv = h[1], s.graph = h[2], s.next = p + kBeginWords;
+  if (h[3] & kBigFlag) {
+    s.big = pk::ptr<Big>(h[3] & ~kBigFlag);
+  } else {
+    s.words = {h + kBeginWords, size_t(h[3])};
+    s.base = pos + kBeginWords;
+    s.next += h[3];
+  }
+  return s;
 }
 
 // Producer side: consumed_ is read only when its last value leaves no room.
@@ -91,24 +110,21 @@ bool SubmissionRing::next(Entry& e, const std::atomic<bool>& stop, const std::at
       rung_ = written_.value();
       if (abort.load()) return false;
     }
-    const uint64_t pos = rp & (size_ - 1);
-    const uint64_t* h = &ring_[pos];
-    if (pk::op(h[0]) == kPad) {
-      rp += pk::words(h[0]);
+    const Slot s = slot(rp);
+    if (s.pad) {
+      rp = s.next;
       rp_.store(rp, std::memory_order_relaxed);
       continue;
     }
-    e.begin = rp;
-    e.tv = h[1], e.graph = h[2];
-    if (h[3] & kBigFlag) {
-      e.big.reset(pk::ptr<Big>(h[3] & ~kBigFlag));
+    e.begin = rp, e.end = s.next;
+    e.tv = s.tv, e.graph = s.graph;
+    if (s.big) {
+      e.big.reset(s.big);
       e.words = e.big->words;
       e.signals = std::move(e.big->signals);
-      e.end = rp + kBeginWords;
     } else {
-      e.words = {h + kBeginWords, size_t(h[3])};
-      e.signals = SubmissionSignals(e.words, slots_.get(), pos + kBeginWords);
-      e.end = rp + kBeginWords + h[3];
+      e.words = s.words;
+      e.signals = SubmissionSignals(e.words, slots_.get(), s.base);
     }
     rp_.store(e.end, std::memory_order_relaxed);
     return true;
@@ -142,20 +158,12 @@ void SubmissionRing::wake() const {
 std::vector<SignalRef> SubmissionRing::written_after(uint64_t from) const {
   std::vector<SignalRef> out;
   for (uint64_t p = std::max(from, rp_.load()), end = wp_.load(); p < end;) {
-    const uint64_t pos = p & (size_ - 1);
-    const uint64_t* h = &ring_[pos];
-    if (pk::op(h[0]) == kPad) {
-      p += pk::words(h[0]);
-      continue;
-    }
-    if (h[3] & kBigFlag) {
-      for (SignalRef& s : pk::ptr<const Big>(h[3] & ~kBigFlag)->signals.written_from(0)) out.push_back(s);
-      p += kBeginWords;
-    } else {
-      SubmissionSignals view({h + kBeginWords, size_t(h[3])}, slots_.get(), pos + kBeginWords);
-      for (SignalRef& s : view.written_from(0)) out.push_back(std::move(s));
-      p += kBeginWords + h[3];
-    }
+    const Slot s = slot(p);
+    p = s.next;
+    if (s.pad) continue;
+    const std::vector<SignalRef> w = s.big ? s.big->signals.written_from(0)
+                                           : SubmissionSignals(s.words, slots_.get(), s.base).written_from(0);
+    out.insert(out.end(), w.begin(), w.end());
   }
   return out;
 }

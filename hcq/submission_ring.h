@@ -71,6 +71,15 @@ class SubmissionRing {
   std::vector<SignalRef> written_after(uint64_t from) const;
 
  private:
+  // What lies at position p: a Pad, or a submission (in the ring from `base`, or a heap copy); `next`:
+  // the position after it. The one reading of the ring's own packets.
+  struct Slot {
+    bool pad = false;
+    Big* big = nullptr;
+    std::span<const uint64_t> words;
+    uint64_t tv = 0, graph = 0, base = 0, next = 0;
+  };
+  Slot slot(uint64_t p) const;
   bool has_room(uint64_t n);
   void reserve(uint64_t n, const std::atomic<bool>& abandoned);
   void publish(uint64_t pos);
