@@ -11,7 +11,7 @@ namespace pk = packet;
 
 CommandProcessor::CommandProcessor(Config cfg)
     : cfg_(std::move(cfg)),
-      ring_(cfg_.ring_words, cfg_.device_name + " " + cfg_.queue_name, cfg_.worker_spins) {}
+      ring_(cfg_.ring_words, cfg_.device_name + " " + cfg_.queue_name, !cfg_.pusher_records_work) {}
 
 CommandProcessor::~CommandProcessor() {
   // The derived class ran shutdown() (its encoder is gone by now); a constructor that threw before

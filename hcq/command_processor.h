@@ -88,13 +88,13 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
     // since the one before it finished; a hang is that time past the hang timeout). A native graph
     // replay is one segment.
     size_t segment_commands = 16;
-    bool executes = false;            // the encoder runs each command before it returns (above)
-    bool pusher_records_work = true;  // the fast path may record kernels and copies
-    uint64_t ring_words = 1u << 14;   // the submission ring (a power of two)
-    // The worker spins a while for the next submission before it sleeps: where it runs the work itself
-    // (the CPU's). Elsewhere the pusher records whatever it can, and a spinning worker would take a core
-    // from the driver threads (lavapipe's, PoCL's) that do the work.
-    bool worker_spins = false;
+    bool executes = false;  // the encoder runs each command before it returns (above)
+    // The fast path may record kernels and copies. Where it may not (the CPU's), the worker runs them
+    // and spins a while for the next submission before it sleeps; elsewhere the pusher records whatever
+    // it can, and a spinning worker would take a core from the driver threads (lavapipe's, PoCL's) that
+    // do the work, so it sleeps at once.
+    bool pusher_records_work = true;
+    uint64_t ring_words = 1u << 14;  // the submission ring (a power of two)
   };
 
   virtual ~CommandProcessor();

@@ -315,7 +315,6 @@ class Queue final : public hcq::CommandProcessor {
 std::unique_ptr<hcq::CommandProcessor> start_queue(hcq::CommandProcessor::Config cfg, int workers) {
   cfg.executes = true;
   cfg.pusher_records_work = false;
-  cfg.worker_spins = true;
   cfg.ring_words = uint64_t(1) << 16;  // 512 KiB: thousands of kernel launches in flight
   return std::make_unique<Queue>(std::move(cfg), workers);
 }
