@@ -117,15 +117,16 @@ bool CommandProcessor::quiet() {
 
 void CommandProcessor::push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph) {
   // Pushes come one at a time, so a drained ring stays empty while this thread records.
-  if (ready(words) && ring_.drained()) {  // ready() first: it reads nothing another thread writes
-    {
-      std::lock_guard lk(mu_);
-      busy_ = true;  // for quiet() and shutdown()
-    }
-    process(words, tv, SubmissionSignals(words), graph);
-    std::lock_guard lk(mu_);
+  if (ready(words) && ring_.drained()) {           // ready() first: it reads nothing another thread writes
+    busy_.store(true, std::memory_order_release);  // for quiet() and shutdown()
+    process(words, tv, SubmissionSignals::live(words), graph);
+    // Sequentially consistent: either shutdown(), which sets closing_ before it looks at busy_ under mu_,
+    // sees it false, or this sees closing_ and wakes it.
     busy_ = false;
-    cv_.notify_all();
+    if (closing_) {
+      std::lock_guard lk(mu_);
+      cv_.notify_all();
+    }
     return;
   }
   ring_.push(words, tv, graph, abandoned_);
@@ -298,6 +299,10 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
   }
   const bool executes = cfg_.executes;
   const bool profiling = cfg_.profiling();
+  // An executing encoder's time for the signals and retirement that follow a command: one clock read
+  // until something runs again (a clock read costs as much as a NULL device's whole command).
+  uint64_t now = 0;
+  auto stamp = [&now] { return now ? now : now = now_ns(); };
   size_t i = 0;  // where the submission stopped: the signals recorded from here on fail
   auto discard = [&] {
     if (executes) return;
@@ -335,6 +340,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
             break;
           }
           error = host_wait(s, p[2]);
+          now = 0;
           if (executes && abandoned_) return;
           break;
         }
@@ -343,9 +349,9 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
           const bool write = r.op == pk::Signal;
           if (executes) {
             if (write)
-              signals.at(r.at).device_write(p[2], now_ns());
+              signals.at(r.at).device_write(p[2], stamp());
             else
-              signals.at(r.at).device_timestamp(now_ns());
+              signals.at(r.at).device_timestamp(stamp());
             break;
           }
           Completion c(write ? Completion::Signal : Completion::Timestamp, signals.at(r.at),
@@ -361,7 +367,8 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
             const uint64_t t0 = profiling ? now_ns() : 0;
             encode_exec(e, nullptr);
             if (abandoned_) return;  // the device failed what follows
-            if (profiling) record(e.program, t0, now_ns(), 0, tv_, at_);
+            now = profiling ? now_ns() : 0;
+            if (profiling) record(e.program, t0, now, 0, tv_, at_);
             break;
           }
           if (commands_ >= cfg_.segment_commands) flush();  // a full segment goes before the next command
@@ -377,7 +384,8 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
           if (executes) {
             const uint64_t t0 = profiling ? now_ns() : 0;
             encode_copy(p[1], p[2], p[3], nullptr);
-            if (profiling) record(nullptr, t0, now_ns(), p[3], tv_, at_);
+            now = profiling ? now_ns() : 0;
+            if (profiling) record(nullptr, t0, now, p[3], tv_, at_);
             break;
           }
           if (commands_ >= cfg_.segment_commands) flush();
@@ -403,7 +411,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
   if (executes) {
     if (error)
       for (const SignalRef& s : signals.written_from(i)) s.fail(*error);
-    cfg_.retire(tv, now_ns());
+    cfg_.retire(tv, stamp());
     return;
   }
   for (SignalRef& s : signals.written_from(i)) cur_.completions.emplace_back(Completion::Fail, std::move(s));

@@ -6,7 +6,8 @@
 // completion and retirement lives here:
 //
 // - Submissions run in push order. One thread records at a time: the pusher itself when the queue is
-//   idle and every wait of the submission is already met (the fast path), else the queue's worker
+//   idle and every wait of the submission is already met (the fast path: it records within the submit
+//   call, so it reads the packets' signals in place, SubmissionSignals::live), else the queue's worker
 //   thread, which takes submissions from a ring of packet words (submission_ring.h).
 // - An encoder that executes each command before it returns (Config::executes: the CPU device runs it,
 //   NULL has nothing to run) needs no segments: what the walk reaches is applied as it is reached, on
@@ -317,10 +318,11 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   std::condition_variable done_cv_;  // the completion thread: inflight_, stop_, abandoned_
   std::condition_variable cv_;       // the rest: segments freed, the queue drained (shutdown)
   SubmissionRing ring_;
-  std::atomic<bool> ring_stop_{false};           // the worker drains the ring, then stops
-  std::atomic<bool> forgot_{false};              // forgotten_ is not empty
-  std::vector<uint64_t> forgotten_;              // hcq::Graphs destroyed, for the recording thread to drop
-  bool busy_ = false, stop_ = false;             // busy_: a pusher records (the fast path)
+  std::atomic<bool> ring_stop_{false};  // the worker drains the ring, then stops
+  std::atomic<bool> forgot_{false};     // forgotten_ is not empty
+  std::vector<uint64_t> forgotten_;     // hcq::Graphs destroyed, for the recording thread to drop
+  std::atomic<bool> busy_{false};       // a pusher records (the fast path); written without mu_
+  bool stop_ = false;
   std::shared_ptr<CommandProcessor> keepalive_;  // an abandoned executing queue's, until its thread leaves
   std::atomic<bool> worker_left_{false};
   std::atomic<bool> abandoned_{false};

@@ -84,6 +84,7 @@ void Device::check_submit(const HwQueue& q) const {
       << name_ << " has " << queue_count(q.kind()) << " " << queue_kind_name(q.kind()) << " queues, no queue "
       << q.index();
   // The backend calls the program through its own type: a program of another device would be garbage.
+  if (q.programs_on(*this)) return;
   for (packet::Ref r : packet::each(q.packets())) {
     if (r.op != packet::Exec) continue;
     const Program& p = *packet::ExecView(r.p).program;

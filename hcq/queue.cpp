@@ -68,6 +68,8 @@ HwQueue& HwQueue::exec(const Program& p, const KernelArgs& args, Dims global, Di
       << " has a zero dimension";
   auto n = uint32_t(packet::kExecFixedWords + l.buffers + (l.vars + 1) / 2);
   begin(packet::Exec, n, cmd);
+  if (!device_) device_ = &p.device();
+  mixed_ |= device_ != &p.device();
   words_.insert(words_.end(),
                 {word(&p), global.x | uint64_t(global.y) << 32, global.z | uint64_t(local.x) << 32,
                  local.y | uint64_t(local.z) << 32, l.buffers | uint64_t(l.vars) << 32});

@@ -71,6 +71,8 @@ inline constexpr uint32_t kExecFixedWords = 6;
 inline constexpr uint64_t header(uint8_t op, uint32_t words) { return op | uint64_t(words) << 8; }
 inline constexpr uint8_t op(uint64_t hdr) { return uint8_t(hdr); }
 inline constexpr uint32_t words(uint64_t hdr) { return uint32_t(hdr >> 8) & 0xffffff; }
+// Its word 1 is a Signal* (what a queue keeps a SignalRef for).
+inline constexpr bool names_signal(uint8_t op) { return op == Wait || op == Signal || op == Timestamp; }
 template <class T>
 T* ptr(uint64_t w) {
   return reinterpret_cast<T*>(uintptr_t(w));
@@ -161,6 +163,8 @@ class HwQueue {
   std::span<const uint64_t> packets() const { return words_; }
   size_t size() const { return commands_; }  // commands recorded
   bool empty() const { return commands_ == 0; }
+  // Every kernel recorded was loaded on `dev` (Device::submit's check, without a walk over the packets).
+  bool programs_on(const Device& dev) const { return !mixed_ && (!device_ || device_ == &dev); }
 
  private:
   uint64_t* at(Cmd c, packet::Op a, packet::Op b, const char* func);
@@ -170,6 +174,8 @@ class HwQueue {
   uint32_t index_;
   size_t commands_ = 0;
   std::vector<uint64_t> words_;
+  const Device* device_ = nullptr;  // the first kernel's; mixed_: a later one's differs
+  bool mixed_ = false;
 };
 
 }  // namespace sluice::hcq

@@ -87,12 +87,13 @@ void Signal::wait(uint64_t v, std::chrono::nanoseconds timeout) const {
 
 SubmissionSignals::SubmissionSignals(std::span<const uint64_t> words) {
   for (packet::Ref r : packet::each(words))
-    if (r.op == packet::Wait || r.op == packet::Signal || r.op == packet::Timestamp)
+    if (packet::names_signal(r.op))
       refs_.push_back({r.at, r.op == packet::Signal, packet::ptr<const Signal>(r.p[1])->ref()});
 }
 
 const SignalRef& SubmissionSignals::at(size_t offset) const {
   if (slots_) return slots_[(base_ + offset) / 2];
+  if (live_) return packet::ptr<const Signal>(words_[offset + 1])->ref();
   auto it =
       std::lower_bound(refs_.begin(), refs_.end(), offset, [](const Entry& e, size_t o) { return e.at < o; });
   SLUICE_ASSERT(it != refs_.end() && it->at == offset);
@@ -101,7 +102,7 @@ const SignalRef& SubmissionSignals::at(size_t offset) const {
 
 std::vector<SignalRef> SubmissionSignals::written_from(size_t offset) const {
   std::vector<SignalRef> out;
-  if (slots_) {
+  if (slots_ || live_) {
     for (packet::Ref r : packet::each(words_.subspan(offset)))
       if (r.op == packet::Signal) out.push_back(at(offset + r.at));
     return out;

@@ -143,6 +143,15 @@ class SubmissionSignals {
   // (submission_ring.h keeps them beside its packets).
   SubmissionSignals(std::span<const uint64_t> words, const SignalRef* slots, uint64_t base)
       : words_(words), slots_(slots), base_(base) {}
+  // The packets' Signals themselves, for a submission processed within the submit call (while the
+  // caller keeps them alive): nothing is referenced or allocated; whoever keeps a signal past the call
+  // copies its SignalRef.
+  static SubmissionSignals live(std::span<const uint64_t> words) {
+    SubmissionSignals s;
+    s.words_ = words;
+    s.live_ = true;
+    return s;
+  }
   // The signal of the packet at word `offset`; SLUICE_ASSERTs that it names one.
   const SignalRef& at(size_t offset) const;
   // Every signal a `signal` packet at or after word `offset` names (what a skipped rest would write).
@@ -158,6 +167,7 @@ class SubmissionSignals {
   std::span<const uint64_t> words_;  // a view's
   const SignalRef* slots_ = nullptr;
   uint64_t base_ = 0;
+  bool live_ = false;
 };
 
 }  // namespace sluice::hcq

@@ -17,8 +17,6 @@ constexpr uint32_t kBeginWords = 4;
 constexpr uint64_t kBigFlag = uint64_t(1) << 63;
 constexpr auto kForever = Clock::time_point::max();
 
-bool names_signal(uint8_t op) { return op == pk::Wait || op == pk::Signal || op == pk::Timestamp; }
-
 }  // namespace
 
 SubmissionRing::SubmissionRing(uint64_t words, std::string who, bool spin)
@@ -93,7 +91,8 @@ void SubmissionRing::push(std::span<const uint64_t> words, uint64_t tv, uint64_t
     b[3] = words.size();
     std::copy(words.begin(), words.end(), b + kBeginWords);
     for (pk::Ref r : pk::each(words))
-      if (names_signal(r.op)) slots_[(pos + kBeginWords + r.at) / 2] = pk::ptr<const Signal>(r.p[1])->ref();
+      if (pk::names_signal(r.op))
+        slots_[(pos + kBeginWords + r.at) / 2] = pk::ptr<const Signal>(r.p[1])->ref();
   }
   wp_.store(wp + n, std::memory_order_release);
   written_.store(wp + n);  // the doorbell
@@ -135,7 +134,7 @@ void SubmissionRing::release(Entry& e) {
   if (!e.big) {
     const uint64_t base = (e.begin & (size_ - 1)) + kBeginWords;
     for (pk::Ref r : pk::each(e.words))
-      if (names_signal(r.op)) slots_[(base + r.at) / 2] = {};  // before the producer may reuse the slot
+      if (pk::names_signal(r.op)) slots_[(base + r.at) / 2] = {};  // before the producer may reuse the slot
   }
   e.big.reset();
   e.signals = {};

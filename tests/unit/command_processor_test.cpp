@@ -355,5 +355,26 @@ TEST_F(CommandProcessorTest, AHungSegmentGivenUpAtShutdownLetsAnotherQueuesHostW
   EXPECT_TRUE(stopped);
 }
 
+// Device::submit refuses a kernel loaded on another device (the backend would call it through its own
+// type), wherever it sits in the queue; HwQueue notes the kernels' device as it records them.
+TEST(DeviceSubmit, AKernelOfAnotherDeviceIsRefused) {
+  struct Kernel : Program {
+    using Program::Program;
+  };
+  auto a = null::open_device(0), b = null::open_device(1);
+  Kernel ka{*a, "ka", {0, 0}}, kb{*b, "kb", {0, 0}};
+  auto error_of = [&](const HwQueue& q) -> std::string {
+    try {
+      q.submit(*b);
+    } catch (const Error& e) { return e.what(); }
+    return "(no error)";
+  };
+  const std::string expected = "kernel 'ka' was loaded on " + a->name() + ", not on " + b->name();
+  EXPECT_NE(error_of(HwQueue().exec(ka, {}, {1})).find(expected), std::string::npos);
+  EXPECT_NE(error_of(HwQueue().exec(kb, {}, {1}).exec(ka, {}, {1})).find(expected), std::string::npos);
+  EXPECT_EQ(error_of(HwQueue().exec(kb, {}, {1}).exec(kb, {}, {1})), "(no error)");
+  b->synchronize();
+}
+
 }  // namespace
 }  // namespace sluice::hcq
