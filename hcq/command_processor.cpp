@@ -453,31 +453,45 @@ void CommandProcessor::profiled(Marks timing, const Program* program, uint64_t b
 std::shared_ptr<std::string> CommandProcessor::host_wait(const SignalRef& s, uint64_t v) {
   flush();                                    // earlier work must not wait behind the signal
   if (entry_) ring_.give_back(*entry_, at_);  // a producer waiting for room may be what would meet it
-  {
-    std::lock_guard lk(mu_);
-    waiting_on_ = s, waiting_for_ = v;
-  }
-  bool given_up = false;
-  while (!s.wait_until(v, Clock::now() + kPoll) && !abandoned_) {
-    // The device is being destroyed and nothing of it can write s any more: only the host could, and a
-    // destructor does not wait for the host (close()).
-    if (closing_ && cfg_.settled() && s.value() < v && !s.failed()) {
-      given_up = true;
-      break;
+  for (;;) {
+    {
+      std::lock_guard lk(mu_);
+      waiting_on_ = s, waiting_for_ = v;
     }
+    bool given_up = false, retry = false;
+    // Spinning only where the worker runs the work itself, as for the ring (Config::pusher_records_work).
+    while (!s.wait_until(v, Clock::now() + kPoll, &retry_, !cfg_.pusher_records_work) && !abandoned_) {
+      // Another queue recorded a write of some signal (retry_wait): maybe of this one.
+      if (retry_.exchange(false) && !s.failed()) {
+        retry = true;
+        break;
+      }
+      // The device is being destroyed and nothing of it can write s any more: only the host could, and
+      // a destructor does not wait for the host (close()).
+      if (closing_ && cfg_.settled() && s.value() < v && !s.failed()) {
+        given_up = true;
+        break;
+      }
+    }
+    {
+      std::lock_guard lk(mu_);
+      waiting_on_ = {};
+    }
+    if (retry) {  // outside the lock: encode_wait may throw (the submission then fails as usual)
+      if (!encode_wait(s, v)) continue;
+      open_ = true;  // the device holds the wait from here on
+      cur_.completions.emplace_back(Completion::Waited, s, v);
+      return nullptr;
+    }
+    if (s.failed()) return std::make_shared<std::string>(s.error());
+    if (given_up)
+      return std::make_shared<std::string>(
+          destroyed_while_waiting(cfg_.device_name, cfg_.queue_name, s.name(), v));
+    if (abandoned_)
+      return std::make_shared<std::string>("[wait] " + cfg_.device_name + ": " + cfg_.queue_name +
+                                           " was reset");
+    return nullptr;
   }
-  {
-    std::lock_guard lk(mu_);
-    waiting_on_ = {};
-  }
-  if (s.failed()) return std::make_shared<std::string>(s.error());
-  if (given_up)
-    return std::make_shared<std::string>(
-        destroyed_while_waiting(cfg_.device_name, cfg_.queue_name, s.name(), v));
-  if (abandoned_)
-    return std::make_shared<std::string>("[wait] " + cfg_.device_name + ": " + cfg_.queue_name +
-                                         " was reset");
-  return nullptr;
 }
 
 void CommandProcessor::flush() {

@@ -19,7 +19,8 @@
 //   device (encode_wait) stays there, and its submission's later signals are written only if the signal
 //   it waited for was reached, not failed (the completion waits for that signal's own completion); any
 //   other wait submits what was recorded so far and blocks the worker on the host until the signal
-//   reaches the value or fails. After a failed wait (or a command
+//   reaches the value or fails, or until the backend reports a write of that signal recorded on another
+//   queue (retry_wait) and encode_wait takes it after all. After a failed wait (or a command
 //   the backend could not record) the rest of the submission is skipped and every signal it would have
 //   written fails with that error; the submission still retires in order.
 // - Recorded work goes to the device in segments (submit_segment) of at most Config::segment_commands
@@ -131,6 +132,13 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   // Nothing on this queue progresses without the host: no segment in flight, and the worker idle or
   // blocked on a signal that is not reached; or shutdown() gave its work up. Takes only this queue's lock.
   bool quiet();
+  // A write of `s` was just recorded on another queue of the device: a wait for it that this queue holds
+  // on the host is offered to encode_wait again, so the dependency goes to the device instead of
+  // costing a round trip through the host. Any thread; takes no lock of this queue.
+  void retry_wait(const SignalRef& s) {
+    retry_ = true;
+    s.wake();
+  }
 
  protected:
   explicit CommandProcessor(Config cfg);
@@ -332,6 +340,7 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   bool shut_ = false, clean_ = true;  // shutdown() ran; its answer (one thread at a time)
   SignalRef waiting_on_;
   uint64_t waiting_for_ = 0;
+  std::atomic<bool> retry_{false};  // retry_wait() since the worker last offered its held wait
   std::deque<Segment> inflight_;
   // Applied segments, emptied, for the recording thread to fill again (seal).
   static constexpr size_t kSpareSegments = 4, kSpareCapacity = 1024;

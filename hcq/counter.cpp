@@ -78,12 +78,8 @@ void Counter::wake_all() const {
   b.cv.notify_all();
 }
 
-bool Counter::wait_until(uint64_t target, Clock::time_point deadline, const std::atomic<bool>* abort,
-                         bool spin) const {
-  auto done = [&] {
-    return value_.load(std::memory_order_seq_cst) >= target ||
-           (abort && abort->load(std::memory_order_seq_cst));
-  };
+bool Counter::wait_until(uint64_t target, Clock::time_point deadline, Aborts abort, bool spin) const {
+  auto done = [&] { return value_.load(std::memory_order_seq_cst) >= target || abort.any(); };
   if (done()) return value() >= target;
   const auto spin_end = std::min(Clock::now() + kSpin, deadline);
   for (int i = 1; spin; ++i) {

@@ -41,11 +41,19 @@ class Counter {
   // writers, it does not touch the object.
   void wake_all() const;
 
-  // Blocks until value() >= target, `*abort` is true, or `deadline` passes (Clock::time_point::max()
+  // Flags that end a wait early (either one set); null: none.
+  struct Aborts {
+    Aborts(const std::atomic<bool>* first = nullptr, const std::atomic<bool>* second = nullptr)
+        : a(first), b(second) {}
+    bool any() const {
+      return (a && a->load(std::memory_order_seq_cst)) || (b && b->load(std::memory_order_seq_cst));
+    }
+    const std::atomic<bool>*a, *b;
+  };
+  // Blocks until value() >= target, an abort flag is set, or `deadline` passes (Clock::time_point::max()
   // waits forever). Returns value() >= target. `spin`: false sleeps at once (a thread whose spinning
   // would take a core from the driver threads that do the work it waits for).
-  bool wait_until(uint64_t target, Clock::time_point deadline, const std::atomic<bool>* abort = nullptr,
-                  bool spin = true) const;
+  bool wait_until(uint64_t target, Clock::time_point deadline, Aborts abort = {}, bool spin = true) const;
 
  private:
   std::atomic<uint64_t> value_;

@@ -50,9 +50,12 @@ void SignalRef::fail(const std::string& message) const {
   state_->value.wake_all();
 }
 
-bool SignalRef::wait_until(uint64_t v, Clock::time_point deadline) const {
-  return state_->value.wait_until(v, deadline, &state_->failed) || failed();
+bool SignalRef::wait_until(uint64_t v, Clock::time_point deadline, const std::atomic<bool>* abort,
+                           bool spin) const {
+  return state_->value.wait_until(v, deadline, {&state_->failed, abort}, spin) || failed();
 }
+
+void SignalRef::wake() const { state_->value.wake_all(); }
 
 Signal::Signal(std::string name, uint64_t initial, Device* owner) : owner_(owner) {
   ref_.state_ = std::make_shared<SignalRef::State>(std::move(name), initial);

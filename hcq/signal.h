@@ -71,7 +71,11 @@ class SignalRef {
   void device_write(uint64_t v, uint64_t timestamp_ns) const;
   void device_timestamp(uint64_t timestamp_ns) const;
   void fail(const std::string& message) const;
-  bool wait_until(uint64_t v, Clock::time_point deadline) const;
+  // Also returns early (false) once `*abort` is set; wake() makes a sleeping waiter look at it. `spin`:
+  // as Counter::wait_until's.
+  bool wait_until(uint64_t v, Clock::time_point deadline, const std::atomic<bool>* abort = nullptr,
+                  bool spin = true) const;
+  void wake() const;
 
  private:
   friend class Signal;

@@ -90,6 +90,8 @@ struct Shared {
   std::mutex mu;
   std::vector<CUevent> pool;
   std::unordered_map<const void*, Producer> producers;  // by SignalRef::id()
+  // The compute and copy streams, told when the other records a write they may hold a wait for.
+  hcq::CommandProcessor* queues[2] = {};
   std::unique_ptr<WordPool> words;
   std::unique_ptr<GraphCache> graphs;
   CUevent base_ev = nullptr;  // the calibration event, and the host time right after it completed
@@ -140,10 +142,18 @@ class StreamQueue final : public hcq::CommandProcessor {
       : hcq::CommandProcessor(std::move(cfg)), sh_(sh), compute_(compute) {
     make_current(sh_.drv, sh_.ctx);
     SLUICE_DRV("open_device", sh_.name, sh_.drv, stream_create, &stream_, kStreamNonBlocking);
+    {
+      std::lock_guard lk(sh_.mu);
+      sh_.queues[!compute_] = this;
+    }
     start();
   }
 
   ~StreamQueue() override {
+    {
+      std::lock_guard lk(sh_.mu);
+      if (sh_.queues[!compute_] == this) sh_.queues[!compute_] = nullptr;
+    }
     const bool clean = shutdown();
     std::lock_guard lk(sh_.mu);
     for (Segment& s : segs_) {  // abandoned work: never reused, its device words neither
@@ -227,6 +237,7 @@ class StreamQueue final : public hcq::CommandProcessor {
     std::lock_guard lk(sh_.mu);
     Producer& pr = sh_.producers[s.id()];
     if (v >= pr.max) pr.max = v, pr.event = last_;
+    if (hcq::CommandProcessor* other = sh_.queues[compute_]) other->retry_wait(s);
     return m;
   }
 

@@ -27,6 +27,8 @@ struct Queues {
   };
   std::mutex mu;
   std::vector<Pending> pending;  // few, scanned linearly
+  // The device's two queues, told when the other records a signal write they may hold a wait for.
+  hcq::CommandProcessor* queues[2] = {};
 
   Queues(const Context& c, Memory& m, std::string d) : ctx(c), mem(m), device(std::move(d)) {}
   ~Queues() {
@@ -72,6 +74,10 @@ class ClQueue final : public hcq::CommandProcessor {
   ClQueue(Queues& sh, Config cfg, int kind) : hcq::CommandProcessor(std::move(cfg)), sh_(sh), kind_(kind) {
     q_ = create_queue(sh_.ctx, CL_QUEUE_PROFILING_ENABLE);
     done_->owner = this;
+    {
+      std::lock_guard lk(sh_.mu);
+      sh_.queues[kind_] = this;
+    }
     start();
   }
 
@@ -80,6 +86,10 @@ class ClQueue final : public hcq::CommandProcessor {
   bool completed(uint64_t token) { return complete_now(token); }
 
   ~ClQueue() override {
+    {
+      std::lock_guard lk(sh_.mu);
+      if (sh_.queues[kind_] == this) sh_.queues[kind_] = nullptr;
+    }
     {
       std::lock_guard lk(done_->owner_mu);  // no callback applies through this queue from now on
       done_->owner = nullptr;
@@ -149,6 +159,7 @@ class ClQueue final : public hcq::CommandProcessor {
     api().clRetainEvent(last_ev_);
     std::lock_guard lk(sh_.mu);
     sh_.pending.push_back({s, v, last_ev_, kind_});
+    if (hcq::CommandProcessor* other = sh_.queues[1 - kind_]) other->retry_wait(s);
     return m;
   }
 

@@ -14,7 +14,9 @@
 //   timestamp(s)    if there is none), on the host clock through an offset calibrated at open
 //   wait(s, v)      nothing if the write of v is enqueued on this same queue (in order); a barrier on
 //                   that command's event if it is enqueued on the device's other queue; otherwise (a
-//                   signal of the host or of another device) the command processor holds it on the host
+//                   signal of the host or of another device, or a write not enqueued yet) the command
+//                   processor holds it on the host, and offers it again when the other queue enqueues a
+//                   write of s (CommandProcessor::retry_wait)
 //   segment         what was enqueued since the last one, ended by the event of its last command (or a
 //                   marker's); its completion callback (clSetEventCallback) applies it on the driver's
 //                   thread (CommandProcessor::complete_now), so a host waiter wakes from the signal write

@@ -314,6 +314,30 @@ TEST_F(CommandProcessorTest, AHostHeldWaitIsDescribedAndRunsOnceMet) {
   done.wait(1, 10s);
 }
 
+// retry_wait: another queue recorded a write of the signal a held wait is for. The encoder is offered
+// the wait again; where it takes it, the rest of the submission is recorded at once, before the signal
+// is reached; where it declines, the wait stays on the host.
+TEST_F(CommandProcessorTest, AHeldWaitGoesToTheDeviceOnceTheEncoderCanTakeIt) {
+  Signal gate("gate"), done("done");
+  q.finished = UINT64_MAX;
+  push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).signal(done, 1), 1);
+  std::this_thread::sleep_for(20ms);
+  ASSERT_EQ(q.status().phase, QueueStatus::Waiting);
+  q.retry_wait(gate.ref());  // declined: the encoder cannot hold it yet
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(q.status().phase, QueueStatus::Waiting);
+  EXPECT_EQ(q.execs.load(), 0);
+  q.device_waits = true;  // its writer is recorded now
+  q.retry_wait(gate.ref());
+  const auto end = Clock::now() + 10s;
+  while (q.execs == 0 && Clock::now() < end) std::this_thread::sleep_for(100us);
+  EXPECT_EQ(q.device_held_waits.load(), 1);
+  EXPECT_EQ(q.execs.load(), 1) << "the commands after the wait are recorded before it is met";
+  EXPECT_EQ(done.value(), 0u) << "a signal after a device-held wait waits for the signal it waited for";
+  gate.set(1);
+  done.wait(1, 10s);
+}
+
 TEST_F(CommandProcessorTest, ShutdownFailsAHostWaitNobodyCanMeetAnyMore) {
   Signal gate("gate"), done("done");
   q.finished = UINT64_MAX;

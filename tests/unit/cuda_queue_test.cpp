@@ -373,6 +373,25 @@ TEST_P(SimulatedGpu, WaitOnAPendingWriteIsOrderedForTheDriverToSee) {
   EXPECT_EQ(sim.stream_waits, GetParam() ? 1 : 0);
 }
 
+// A wait submitted before its writer (on the other stream) is held on the host only until the writer is
+// recorded; from then on the stream waits on the GPU, so the hop costs no round trip through the host.
+TEST_P(SimulatedGpu, AHeldWaitMovesToTheGpuOnceItsWriterIsRecorded) {
+  auto x = dev_->new_signal("x"), done = dev_->new_signal("done");
+  sim.stuck = true;  // nothing completes: x is never written while the test looks
+  hcq::HwQueue().wait(*x, 7).signal(*done, 1).submit(*dev_);
+  EXPECT_THROW(done->wait(1, 20ms), hcq::TimeoutError);
+  EXPECT_EQ(sim.event_waits, 0) << "x has no writer yet: the wait is held on the host";
+  hcq::HwQueue(hcq::QueueKind::Copy).signal(*x, 7).submit(*dev_);
+  const auto end = std::chrono::steady_clock::now() + 5s;
+  while (sim.event_waits == 0 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(sim.event_waits, 1) << "the compute stream did not take the wait over";
+  EXPECT_EQ(x->value(), 0u);
+  sim.stuck = false;
+  done->wait(1, 5s);
+  dev_->synchronize(5s);
+  EXPECT_EQ(sim.stream_waits, GetParam() ? 1 : 0);
+}
+
 TEST_P(SimulatedGpu, FailedWaitFailsTheSubmissionsSignals) {
   auto bad = dev_->new_signal("bad"), out = dev_->new_signal("out"), later = dev_->new_signal("later");
   hcq::HwQueue().wait(*bad, 1).signal(*out, 1).submit(*dev_);
