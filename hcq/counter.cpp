@@ -72,11 +72,9 @@ uint64_t Counter::add(uint64_t d) {
   return v;
 }
 
-void Counter::wake_all() const {
-  Bucket& b = bucket(this);
-  std::lock_guard lk(b.mu);
-  b.cv.notify_all();
-}
+// The flag set first (sequentially consistent) is what notify() needs of a value: a bucket without
+// sleepers costs no lock (a CL queue offers a held wait again for every signal it records).
+void Counter::wake_all() const { notify(this); }
 
 bool Counter::wait_until(uint64_t target, Clock::time_point deadline, Aborts abort, bool spin) const {
   auto done = [&] { return value_.load(std::memory_order_seq_cst) >= target || abort.any(); };
