@@ -459,8 +459,9 @@ std::shared_ptr<std::string> CommandProcessor::host_wait(const SignalRef& s, uin
       waiting_on_ = s, waiting_for_ = v;
     }
     bool given_up = false, retry = false;
-    // Spinning only where the worker runs the work itself, as for the ring (Config::pusher_records_work).
-    while (!s.wait_until(v, Clock::now() + kPoll, &retry_, !cfg_.pusher_records_work) && !abandoned_) {
+    // It spins a while first on every device: a host set() soon after the submit (host_signal_wake) is
+    // seen at once, and sleeping at once measured no better for PoCL's threads (unlike the ring's wait).
+    while (!s.wait_until(v, Clock::now() + kPoll, &retry_) && !abandoned_) {
       // Another queue recorded a write of some signal (retry_wait): maybe of this one.
       if (retry_.exchange(false) && !s.failed()) {
         retry = true;
