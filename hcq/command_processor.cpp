@@ -29,9 +29,9 @@ CommandProcessor::~CommandProcessor() {
   }
 }
 
-void CommandProcessor::start() {
+void CommandProcessor::start(bool worker) {
   started_ = true;
-  worker_ = std::thread([this] { work(); });
+  if (worker) worker_ = std::thread([this] { work(); });
   if (!cfg_.executes) completer_ = std::thread([this] { complete(); });
 }
 
@@ -62,7 +62,8 @@ bool CommandProcessor::shutdown() {
     std::unique_lock lk(mu_);
     uint64_t front = 0;
     auto since = Clock::now();
-    while (!(ring_.drained() && !busy_ && inflight_.empty()) && !abandoned_) {
+    // A queue started without a worker (a test's) leaves what its ring holds.
+    while (!((ring_.drained() || !worker_.joinable()) && !busy_ && inflight_.empty()) && !abandoned_) {
       cv_.wait_for(lk, kPoll);
       if (cfg_.executes) {
         lk.unlock();
@@ -117,9 +118,11 @@ bool CommandProcessor::quiet() {
 
 void CommandProcessor::push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph) {
   // Pushes come one at a time, so a drained ring stays empty while this thread records.
-  if (ready(words) && ring_.drained()) {           // ready() first: it reads nothing another thread writes
-    busy_.store(true, std::memory_order_release);  // for quiet() and shutdown()
-    process(words, tv, SubmissionSignals::live(words), graph);
+  const SubmissionSignals live = SubmissionSignals::live(words);
+  if (recordable(words, live) && ring_.drained()) {  // drained() last: it reads what the worker writes
+    busy_.store(true, std::memory_order_release);    // for quiet() and shutdown()
+    process(words, tv, live, graph);
+    drive_told();
     // Sequentially consistent: either shutdown(), which sets closing_ before it looks at busy_ under mu_,
     // sees it false, or this sees closing_ and wakes it.
     busy_ = false;
@@ -239,13 +242,14 @@ std::vector<SignalRef> CommandProcessor::dropped_signals() {
   return out;
 }
 
-// The pusher may record this submission itself: every wait of it is met (or failed) already, so it runs
-// without blocking, and it holds no kernel or copy where those may not run on the pusher.
-bool CommandProcessor::ready(std::span<const uint64_t> w) const {
+// A thread other than the worker (the pusher, drive()) may record this submission: no wait of it can
+// block (each is met, failed, or one the encoder can put on the device), and it holds no kernel or copy
+// where those may not run there.
+bool CommandProcessor::recordable(std::span<const uint64_t> w, const SubmissionSignals& signals) {
   for (pk::Ref r : pk::each(w)) {
     if (r.op == pk::Wait) {
-      const auto* s = pk::ptr<const Signal>(r.p[1]);
-      if (s->value() < r.p[2] && !s->failed()) return false;
+      const SignalRef& s = signals.at(r.at);
+      if (s.value() < r.p[2] && !s.failed() && !can_encode_wait(s, r.p[2])) return false;
     }
     if (!cfg_.pusher_records_work && (r.op == pk::Exec || r.op == pk::Copy)) return false;
   }
@@ -255,21 +259,131 @@ bool CommandProcessor::ready(std::span<const uint64_t> w) const {
 void CommandProcessor::work() {
   std::shared_ptr<CommandProcessor> self;  // the last owner of an abandoned queue, maybe: released last
   SubmissionRing::Entry e;
-  while (ring_.next(e, ring_stop_, abandoned_)) {
+  // A submission that starts with a wait that can block stays in the ring while the worker waits for it
+  // (wait_first), unless the device is being destroyed and only the host could meet it (give_up: then
+  // host_wait fails it).
+  SignalRef first;
+  uint64_t first_v = 0;
+  bool give_up = false;
+  const std::function<bool(const SubmissionRing::Entry&)> unblocked = [&](const SubmissionRing::Entry& x) {
+    return give_up || !blocked_first(x.words, x.signals, first, first_v);
+  };
+  std::unique_lock c(consume_mu_);
+  while (!abandoned_) {
+    first = {};
+    if (!ring_.take(e, unblocked)) {
+      if (first) {
+        give_up = wait_first(first, first_v, c);
+        continue;
+      }
+      c.unlock();  // drive() may take what comes meanwhile
+      const bool more = ring_.wait(ring_stop_, abandoned_);
+      c.lock();
+      if (!more) break;
+      continue;
+    }
+    give_up = false;
     entry_ = &e;
     process(e.words, e.tv, e.signals, e.graph);
     if (abandoned_) break;
     entry_ = nullptr;
+    drive_told();  // before the release: from then on the pusher may record (and tell) again
     ring_.release(e);
     if (closing_ && ring_.drained()) {
       std::lock_guard lk(mu_);
       cv_.notify_all();  // shutdown() waits for the drain
     }
   }
+  c.unlock();
   std::lock_guard lk(mu_);
   entry_ = nullptr;  // dropped_signals() reads it under mu_: `e` goes with this frame
   worker_left_ = true;
   self = std::move(keepalive_);
+}
+
+// Whether submission `w` starts with a wait that can block (before anything but met waits and barriers):
+// then `s` and `v` are that wait's.
+bool CommandProcessor::blocked_first(std::span<const uint64_t> w, const SubmissionSignals& signals,
+                                     SignalRef& s, uint64_t& v) {
+  for (pk::Ref r : pk::each(w)) {
+    if (r.op == pk::Barrier) continue;
+    if (r.op != pk::Wait) return false;
+    const SignalRef& x = signals.at(r.at);
+    if (x.value() >= r.p[2] || x.failed()) continue;
+    if (can_encode_wait(x, r.p[2])) return false;
+    s = x, v = r.p[2];
+    return true;
+  }
+  return false;
+}
+
+// The worker, holding the consume lock, found the ring's next submission blocked by its first wait:
+// it waits for that wait's signal without the lock, so that the thread that records the signal's writer
+// may record the submission itself (drive()) instead of waking this one; it takes the lock again once
+// the signal is reached or failed, a write of it was recorded (retry_wait), or the queue is abandoned.
+// Returns true when the device is being destroyed and nothing but the host could meet the wait (close()).
+bool CommandProcessor::wait_first(const SignalRef& s, uint64_t v, std::unique_lock<std::mutex>& consume) {
+  flush();                 // earlier work must not wait behind the signal
+  ring_.give_back_read();  // a producer waiting for room may be what would meet it
+  {
+    std::lock_guard lk(mu_);
+    waiting_on_ = s, waiting_for_ = v;
+  }
+  consume.unlock();
+  bool give_up = false;
+  while (!s.wait_until(v, Clock::now() + kPoll, &retry_) && !s.failed() && !abandoned_) {
+    if (retry_.exchange(false)) break;  // look again: the encoder may take it now
+    if (closing_ && cfg_.settled() && s.value() < v && !s.failed()) {
+      give_up = true;
+      break;
+    }
+  }
+  consume.lock();
+  std::lock_guard lk(mu_);
+  waiting_on_ = {};
+  return give_up;
+}
+
+void CommandProcessor::written(CommandProcessor& other, const SignalRef& s) {
+  other.retry_wait(s);
+  if (other.cfg_.executes) return;  // its recording runs kernels: only its own threads do that
+  for (const auto& t : told_)
+    if (t.first == &other) return;
+  told_.emplace_back(&other, other.weak_from_this());  // empty while its constructor runs: not driven
+}
+
+void CommandProcessor::drive_told() {
+  for (const auto& t : told_)
+    if (auto q = t.second.lock()) q->drive();
+  told_.clear();
+}
+
+// Another queue's recording thread records this queue's next submissions, as long as none can block,
+// unless the worker is recording (it holds the consume lock; retry_wait told it). One hop: the queues
+// these submissions tell are left to their own threads (retry_wait), so no chain of queues grows here.
+void CommandProcessor::drive() {
+  if (abandoned_ || closing_) return;
+  std::unique_lock c(consume_mu_, std::try_to_lock);
+  if (!c.owns_lock()) return;
+  const std::function<bool(const SubmissionRing::Entry&)> accept = [this](const SubmissionRing::Entry& x) {
+    return recordable(x.words, x.signals);
+  };
+  SubmissionRing::Entry e;
+  while (!abandoned_ && ring_.take(e, accept)) {
+    {
+      std::lock_guard lk(mu_);
+      waiting_on_ = {};  // the worker's wait for it (wait_first) is over: status() and quiet() see so
+    }
+    entry_ = &e;
+    process(e.words, e.tv, e.signals, e.graph);
+    entry_ = nullptr;
+    told_.clear();  // before the release, as work() does
+    ring_.release(e);
+  }
+  if (closing_ && ring_.drained()) {
+    std::lock_guard lk(mu_);
+    cv_.notify_all();
+  }
 }
 
 std::shared_ptr<std::string> CommandProcessor::failure(const std::string& e, bool sticky) {

@@ -6,9 +6,13 @@
 // completion and retirement lives here:
 //
 // - Submissions run in push order. One thread records at a time: the pusher itself when the queue is
-//   idle and every wait of the submission is already met (the fast path: it records within the submit
-//   call, so it reads the packets' signals in place, SubmissionSignals::live), else the queue's worker
-//   thread, which takes submissions from a ring of packet words (submission_ring.h).
+//   idle and no wait of the submission can block (each is met, failed or one the encoder can put on the
+//   device: the fast path; it records within the submit call, so it reads the packets' signals in
+//   place, SubmissionSignals::live), else the queue's worker thread, which takes submissions from a ring
+//   of packet words (submission_ring.h). A third: the thread that records a write of a signal for
+//   another queue of the device (written()) records that queue's next submissions itself once they
+//   cannot block any more, if its worker has not started on them (drive()), so that the dependency
+//   never waits for that worker to wake up.
 // - An encoder that executes each command before it returns (Config::executes: the CPU device runs it,
 //   NULL has nothing to run) needs no segments: what the walk reaches is applied as it is reached, on
 //   the recording thread (signal writes and timestamps at that moment, a profile record around each
@@ -20,7 +24,9 @@
 //   it waited for was reached, not failed (the completion waits for that signal's own completion); any
 //   other wait submits what was recorded so far and blocks the worker on the host until the signal
 //   reaches the value or fails, or until the backend reports a write of that signal recorded on another
-//   queue (retry_wait) and encode_wait takes it after all. After a failed wait (or a command
+//   queue (retry_wait) and encode_wait takes it after all. A submission that starts with such a wait
+//   is not taken from the ring meanwhile (the worker waits for the signal without recording), so the
+//   thread that records the signal's writer may record it (written()). After a failed wait (or a command
 //   the backend could not record) the rest of the submission is skipped and every signal it would have
 //   written fails with that error; the submission still retires in order.
 // - Recorded work goes to the device in segments (submit_segment) of at most Config::segment_commands
@@ -142,7 +148,9 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
 
  protected:
   explicit CommandProcessor(Config cfg);
-  void start();  // starts the worker and completion threads
+  // Starts the worker and completion threads. `worker` false: no worker (a test's queue that only the
+  // fast path and drive() record).
+  void start(bool worker = true);
 
   static constexpr uint32_t kNoMark = UINT32_MAX;
   struct Marks {  // a profiled command's start and end
@@ -191,6 +199,15 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   }
   // A wait the device itself can hold (true: recorded; false: the processor holds it on the host).
   virtual bool encode_wait(const SignalRef& s, uint64_t value) {
+    (void)s, (void)value;
+    return false;
+  }
+  // Whether encode_wait would take this wait now (its writer is recorded), recording nothing: a
+  // submission whose waits all pass may be recorded by a thread that must not block (the pusher, or
+  // another queue's recording thread), and the worker takes a submission that starts with a wait only
+  // once this or the signal says it cannot block. An encoder with encode_wait answers it too. Called by
+  // any thread; true must stay true until the signal is reached or failed.
+  virtual bool can_encode_wait(const SignalRef& s, uint64_t value) {
     (void)s, (void)value;
     return false;
   }
@@ -258,6 +275,11 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   // For the encoder: submit what was recorded so far (it needs room, e.g. for marks); may block while
   // max_segments are in flight. Recording thread only.
   void flush();
+  // For the encoder (encode_signal): a write of `s` that `other`, another queue of the device, may wait
+  // for was just recorded. `other` offers a wait for it that it holds on the host to encode_wait again
+  // (retry_wait); and once this thread has recorded the current submission, it records `other`'s next
+  // submissions itself if its worker has not started on them and none can block (drive()).
+  void written(CommandProcessor& other, const SignalRef& s);
   bool abandoned() const { return abandoned_.load(); }
   const Config& config() const { return cfg_; }
   uint64_t submission() const { return tv_; }  // the timeline value of the submission being recorded
@@ -288,8 +310,13 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
     std::vector<Completion> completions;
     std::vector<const Program*> programs;
   };
-  bool ready(std::span<const uint64_t> words) const;
+  bool recordable(std::span<const uint64_t> words, const SubmissionSignals& signals);
+  bool blocked_first(std::span<const uint64_t> words, const SubmissionSignals& signals, SignalRef& s,
+                     uint64_t& v);
   void work();
+  bool wait_first(const SignalRef& s, uint64_t v, std::unique_lock<std::mutex>& consume);
+  void drive();
+  void drive_told();
   void process(std::span<const uint64_t> words, uint64_t tv, const SubmissionSignals& signals,
                uint64_t graph);
   std::shared_ptr<std::string> host_wait(const SignalRef& s, uint64_t v);
@@ -315,7 +342,12 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   uint64_t submitted_ = 0;  // the token of the last submitted segment
   uint64_t tv_ = 0;         // the packet being recorded: its submission's timeline value, its offset
   uint32_t at_ = 0;
-  // The worker's submission, while it records one. dropped_signals() reads it and at_ from another thread
+  // The queues written() told since this thread last drove them (drive_told), each once.
+  std::vector<std::pair<CommandProcessor*, std::weak_ptr<CommandProcessor>>> told_;
+  // Held by the thread that takes submissions from the ring and records them: the worker, except while it
+  // waits for one or for the first wait of the next (wait_first), when drive() may take it.
+  std::mutex consume_mu_;
+  // The ring's submission being recorded. dropped_signals() reads it and at_ from another thread
   // only after abandon_executing() took the running command's token, which the backend published after
   // these were written (a release the taking acquires), and the worker writes neither again until it
   // leaves (under mu_).

@@ -98,36 +98,43 @@ void SubmissionRing::push(std::span<const uint64_t> words, uint64_t tv, uint64_t
   written_.store(wp + n);  // the doorbell
 }
 
-bool SubmissionRing::next(Entry& e, const std::atomic<bool>& stop, const std::atomic<bool>& abort) {
+bool SubmissionRing::take(Entry& e, const std::function<bool(const Entry&)>& accept) {
   uint64_t rp = rp_.load(std::memory_order_relaxed);
   for (;;) {
-    if (abort.load()) return false;
-    // The doorbell is read again only once the consumer has caught up with its last value. The consumer
-    // drains the ring before it sees `stop`: a wait that returns with words ready goes on.
-    if (rp >= rung_) {
-      if (!written_.wait_until(rp + 1, kForever, &stop, spin_) && written_.value() <= rp) return false;
-      rung_ = written_.value();
-      if (abort.load()) return false;
-    }
+    // The doorbell is read again only once the consumer has caught up with its last value.
+    if (rp >= rung_ && rp >= (rung_ = written_.value())) return false;
     const Slot s = slot(rp);
     if (s.pad) {
       rp = s.next;
-      rp_.store(rp, std::memory_order_relaxed);
+      rp_.store(rp, std::memory_order_release);
       continue;
     }
     e.begin = rp, e.end = s.next;
     e.tv = s.tv, e.graph = s.graph;
     if (s.big) {
+      e.words = s.big->words;
+      e.signals = std::move(s.big->signals);
+      if (accept && !accept(e)) {
+        s.big->signals = std::move(e.signals);
+        return false;
+      }
       e.big.reset(s.big);
-      e.words = e.big->words;
-      e.signals = std::move(e.big->signals);
     } else {
       e.words = s.words;
       e.signals = SubmissionSignals(e.words, slots_.get(), s.base);
+      if (accept && !accept(e)) return false;
     }
-    rp_.store(e.end, std::memory_order_relaxed);
+    rp_.store(e.end, std::memory_order_release);
     return true;
   }
+}
+
+bool SubmissionRing::wait(const std::atomic<bool>& stop, const std::atomic<bool>& abort) const {
+  if (abort.load()) return false;
+  const uint64_t rp = rp_.load(std::memory_order_acquire);
+  // A wait that returns with words past rp goes on, stop or not: the consumer drains the ring first.
+  const bool more = written_.wait_until(rp + 1, kForever, {&stop, &abort}, spin_) || written_.value() > rp;
+  return more && !abort.load();
 }
 
 void SubmissionRing::release(Entry& e) {
@@ -144,6 +151,8 @@ void SubmissionRing::release(Entry& e) {
 void SubmissionRing::give_back(const Entry& e, size_t offset) {
   if (!e.big) publish(e.begin + kBeginWords + offset);
 }
+
+void SubmissionRing::give_back_read() { publish(rp_.load(std::memory_order_relaxed)); }
 
 void SubmissionRing::publish(uint64_t pos) {
   if (pos > published_) consumed_.store(published_ = pos);

@@ -12,12 +12,14 @@
 // than half the ring goes beside it, in a heap copy the Begin packet points to. A packet that names a
 // signal has two words at least, so slot `position / 2` is its own.
 //
-// Threading: one producer at a time (the device's submit lock), one consumer (the worker). What each side
+// Threading: one producer at a time (the device's submit lock), one consumer at a time (the worker, or a
+// thread recording for it: the command processor's consume lock). What each side
 // writes lives on cache lines of its own, and each keeps the other's last position it read, looking again
 // only when that one says it must wait: a line that changes hands costs 100-300 ns on a small machine,
 // more than the consumer takes to record a tiny kernel.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -55,8 +57,13 @@ class SubmissionRing {
     uint64_t begin = 0, end = 0;  // its positions in the ring
     std::unique_ptr<Big> big;
   };
-  // Waits for the next submission: false once `stop` is set and the ring is drained, or once `abort` is.
-  bool next(Entry& e, const std::atomic<bool>& stop, const std::atomic<bool>& abort);
+  // The next submission, if one was pushed (never blocks); `accept`, if given, decides whether it is
+  // taken (declined, it stays first in line). Pads are skipped.
+  bool take(Entry& e, const std::function<bool(const Entry&)>& accept = nullptr);
+  // Blocks until something was pushed past the consumer's position: false once `abort` is set, or once
+  // `stop` is and nothing was. Reads no consumer state but that position, so another thread may take()
+  // meanwhile (command_processor.h: the consumer is whoever holds the processor's consume lock).
+  bool wait(const std::atomic<bool>& stop, const std::atomic<bool>& abort) const;
   // Done with `e`: its slots are cleared, its words given back (at once when nothing followed it at the
   // doorbell's last reading, else every sixteenth of the ring: each give-back wakes a producer's bucket,
   // hcq/counter.cpp).
@@ -64,7 +71,10 @@ class SubmissionRing {
   // Gives back the words before packet `offset` of `e` (before a wait that may block: a producer waiting
   // for room may be what would meet it).
   void give_back(const Entry& e, size_t offset);
-  // Wakes a consumer blocked in next() and a producer waiting for room, to read their flags.
+  // Gives back every word before the next submission (before the consumer waits with one declined: a
+  // producer waiting for room may be what would let it go on).
+  void give_back_read();
+  // Wakes a consumer blocked in wait() and a producer waiting for room, to read their flags.
   void wake() const;
   // With no producer active and the consumer stopped: the signals the `signal` packets would have written
   // from position `from` (a submission's end, or 0 for the consumer's read position) to the end.
@@ -94,8 +104,8 @@ class SubmissionRing {
   uint64_t freed_ = 0;
   alignas(64) Counter written_;   // the doorbell: words published to the consumer
   alignas(64) Counter consumed_;  // words the consumer gave back
-  // The consumer's: its position (atomic only for written_after() after an abandon), consumed_'s value,
-  // and the doorbell as last read.
+  // The consumer's: its position (atomic for wait() and for written_after() after an abandon),
+  // consumed_'s value, and the doorbell as last read.
   alignas(64) std::atomic<uint64_t> rp_{0};
   uint64_t published_ = 0, rung_ = 0;
 };

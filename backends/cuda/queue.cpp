@@ -122,6 +122,11 @@ struct Shared {
     if (drv.event_elapsed_time(&t, base_ev, ev) != kSuccess) return 0;
     return uint64_t(std::max<int64_t>(1, int64_t(base_host) + int64_t(double(t) * 1e6)));
   }
+  // The producer of a write of at least v to `sig`, or null.
+  Producer* producer(const SignalRef& sig, uint64_t v) {
+    auto it = producers.find(sig.id());
+    return it == producers.end() || it->second.max < v ? nullptr : &it->second;
+  }
   void release_producer(const SignalRef& sig, bool write) {
     auto it = producers.find(sig.id());
     if (it == producers.end()) return;
@@ -237,7 +242,7 @@ class StreamQueue final : public hcq::CommandProcessor {
     std::lock_guard lk(sh_.mu);
     Producer& pr = sh_.producers[s.id()];
     if (v >= pr.max) pr.max = v, pr.event = last_;
-    if (hcq::CommandProcessor* other = sh_.queues[compute_]) other->retry_wait(s);
+    if (hcq::CommandProcessor* other = sh_.queues[compute_]) written(*other, s);
     return m;
   }
 
@@ -248,9 +253,9 @@ class StreamQueue final : public hcq::CommandProcessor {
   bool encode_wait(const SignalRef& s, uint64_t v) override {
     make_current(sh_.drv, sh_.ctx);
     std::lock_guard lk(sh_.mu);
-    auto it = sh_.producers.find(s.id());
-    if (it == sh_.producers.end() || it->second.max < v) return false;
-    Producer& pr = it->second;
+    Producer* found = sh_.producer(s, v);
+    if (!found) return false;
+    Producer& pr = *found;
     opened();
     SLUICE_DRV("submit", sh_.name, sh_.drv, stream_wait_event, stream_, pr.event, 0);
     if (pr.has_word) {
@@ -260,6 +265,12 @@ class StreamQueue final : public hcq::CommandProcessor {
     }
     last_ = nullptr;
     return true;
+  }
+
+  // Its producer is released when the writing segment is recycled, after the write was applied.
+  bool can_encode_wait(const SignalRef& s, uint64_t v) override {
+    std::lock_guard lk(sh_.mu);
+    return sh_.producer(s, v);
   }
 
   bool encode_graph(uint64_t graph, std::span<const uint64_t> words,

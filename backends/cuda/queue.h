@@ -18,9 +18,9 @@
 //                    made by memory operations alone may deadlock, as cuStreamWaitValue64's documentation
 //                    warns), then, with memory operations, cuStreamWaitValue64(s's device word >= v): the
 //                    wait stays on the GPU; otherwise (a host set(), another device, a write not launched
-//                    yet) the command processor holds the rest of the submission on the host, and offers
-//                    the wait again when the other stream records a write of s (CommandProcessor::
-//                    retry_wait)
+//                    yet) the command processor holds the rest of the submission on the host; when the
+//                    other stream records a write of s it offers the wait again, or that stream's thread
+//                    records the waiting submission itself (CommandProcessor::written, can_encode_wait)
 //   timestamp(s)     an event recorded on the stream
 //   memory_barrier   nothing: a stream runs its commands one after another
 //   segment          what was launched since the last one, ended by an event; waiting for a segment

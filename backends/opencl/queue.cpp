@@ -26,7 +26,12 @@ struct Queues {
     int queue;
   };
   std::mutex mu;
-  std::vector<Pending> pending;  // few, scanned linearly
+  std::vector<Pending> pending;                                              // few, scanned linearly
+  const Pending* pending_write(const hcq::SignalRef& s, uint64_t v) const {  // under mu
+    for (const Pending& p : pending)
+      if (p.signal.id() == s.id() && p.value >= v) return &p;
+    return nullptr;
+  }
   // The device's two queues, told when the other records a signal write they may hold a wait for.
   hcq::CommandProcessor* queues[2] = {};
 
@@ -159,21 +164,23 @@ class ClQueue final : public hcq::CommandProcessor {
     api().clRetainEvent(last_ev_);
     std::lock_guard lk(sh_.mu);
     sh_.pending.push_back({s, v, last_ev_, kind_});
-    if (hcq::CommandProcessor* other = sh_.queues[1 - kind_]) other->retry_wait(s);
+    if (hcq::CommandProcessor* other = sh_.queues[1 - kind_]) written(*other, s);
     return m;
   }
 
   bool encode_wait(const hcq::SignalRef& s, uint64_t v) override {
     std::lock_guard lk(sh_.mu);
-    for (const Queues::Pending& p : sh_.pending)
-      if (p.signal.id() == s.id() && p.value >= v) {
-        if (p.queue != kind_) {
-          SLUICE_CL(clEnqueueBarrierWithWaitList(q_, 1, &p.ev, nullptr), "submit");
-          last_ev_ = nullptr;
-        }
-        return true;  // on this queue: in order already
-      }
-    return false;
+    const Queues::Pending* p = sh_.pending_write(s, v);
+    if (p && p->queue != kind_) {  // on this queue: in order already
+      SLUICE_CL(clEnqueueBarrierWithWaitList(q_, 1, &p->ev, nullptr), "submit");
+      last_ev_ = nullptr;
+    }
+    return p;
+  }
+  // Listed until its segment is recycled, after the write was applied.
+  bool can_encode_wait(const hcq::SignalRef& s, uint64_t v) override {
+    std::lock_guard lk(sh_.mu);
+    return sh_.pending_write(s, v);
   }
 
   uint64_t submit_segment() override {

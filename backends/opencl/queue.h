@@ -15,8 +15,9 @@
 //   wait(s, v)      nothing if the write of v is enqueued on this same queue (in order); a barrier on
 //                   that command's event if it is enqueued on the device's other queue; otherwise (a
 //                   signal of the host or of another device, or a write not enqueued yet) the command
-//                   processor holds it on the host, and offers it again when the other queue enqueues a
-//                   write of s (CommandProcessor::retry_wait)
+//                   processor holds it on the host; when the other queue enqueues a write of s it offers
+//                   the wait again, or that queue's thread records the waiting submission itself
+//                   (CommandProcessor::written, can_encode_wait: the write is listed as pending)
 //   segment         what was enqueued since the last one, ended by the event of its last command (or a
 //                   marker's); its completion callback (clSetEventCallback) applies it on the driver's
 //                   thread (CommandProcessor::complete_now), so a host waiter wakes from the signal write

@@ -4,6 +4,7 @@
 // (times outside the segment's window, an encoder that throws, a fatal error, a wait the device holds).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
@@ -25,15 +26,21 @@ class ScriptedQueue final : public CommandProcessor {
   std::atomic<uint64_t> mark_time{0};  // what every mark reads (0: unknown)
   std::atomic<bool> throw_on_exec{false};
   std::atomic<bool> errors_are_fatal{false};
-  std::atomic<bool> device_waits{false};      // encode_wait holds every wait on the "device"
-  std::atomic<bool> native_graphs{false};     // encode_graph records every graph replay as one command
-  std::atomic<bool> complete_at_seal{false};  // sealed() completes the segment, as NULL's does
-  std::vector<uint64_t> sealed_tokens;        // recording thread only
+  std::atomic<bool> device_waits{false};       // encode_wait holds every wait on the "device"
+  std::atomic<ScriptedQueue*> tells{nullptr};  // encode_signal records a write this queue may wait for
+  std::atomic<bool> native_graphs{false};      // encode_graph records every graph replay as one command
+  std::atomic<bool> complete_at_seal{false};   // sealed() completes the segment, as NULL's does
+  std::vector<uint64_t> sealed_tokens;         // recording thread only
   std::atomic<int> execs{0}, device_held_waits{0}, recycled{0};
   std::atomic<int64_t> hang_ns{std::chrono::nanoseconds(2s).count()};
   std::atomic<ScriptedQueue*> peer{nullptr};  // another queue of the same device (settled)
   std::mutex mu;
   std::vector<uint64_t> retired;
+  std::vector<const void*> written_here;  // signals another queue recorded a write of (tells)
+  bool recorded(const SignalRef& s) {     // can_encode_wait's answer (encode_wait then holds the wait)
+    std::lock_guard lk(mu);
+    return std::find(written_here.begin(), written_here.end(), s.id()) != written_here.end();
+  }
 
   static Config config(ScriptedQueue* self) {
     Config c;
@@ -52,7 +59,7 @@ class ScriptedQueue final : public CommandProcessor {
     };
     return c;
   }
-  ScriptedQueue() : CommandProcessor(config(this)) { start(); }
+  explicit ScriptedQueue(bool worker = true) : CommandProcessor(config(this)) { start(worker); }
   // The timelines retired once n have (10 s at most). Retirement is the last entry of a segment's
   // completion list, applied after the signal write that woke the test: wait for it rather than race it.
   std::vector<uint64_t> retired_once(size_t n) {
@@ -78,11 +85,22 @@ class ScriptedQueue final : public CommandProcessor {
   void encode_copy(uint64_t, uint64_t, uint64_t, Marks*) override {}
   void encode_barrier() override {}
   uint32_t encode_mark() override { return 7; }
-  bool encode_wait(const SignalRef&, uint64_t) override {
-    if (!device_waits) return false;
+  uint32_t encode_signal(const SignalRef& s, uint64_t) override {
+    if (ScriptedQueue* other = tells) {
+      {
+        std::lock_guard lk(other->mu);
+        other->written_here.push_back(s.id());
+      }
+      written(*other, s);
+    }
+    return encode_mark();
+  }
+  bool encode_wait(const SignalRef& s, uint64_t) override {
+    if (!device_waits && !recorded(s)) return false;
     ++device_held_waits;
     return true;
   }
+  bool can_encode_wait(const SignalRef& s, uint64_t) override { return device_waits || recorded(s); }
   bool encode_graph(uint64_t, std::span<const uint64_t> words,
                     std::vector<const Program*>& programs) override {
     if (!native_graphs) return false;
@@ -336,6 +354,29 @@ TEST_F(CommandProcessorTest, AHeldWaitGoesToTheDeviceOnceTheEncoderCanTakeIt) {
   EXPECT_EQ(done.value(), 0u) << "a signal after a device-held wait waits for the signal it waited for";
   gate.set(1);
   done.wait(1, 10s);
+}
+
+// written(): the queue that records a write another queue's next submissions wait for records them
+// itself once none can block, so the dependency does not wait for that queue's worker to wake up (here
+// it never does: the waiting queue has none). Submissions keep their order: one behind a wait only the
+// host can meet stays until that wait is met.
+TEST_F(CommandProcessorTest, AWriterRecordsTheSubmissionsWaitingForItOnAnotherQueue) {
+  auto writer = std::make_shared<ScriptedQueue>();
+  auto waiter = std::make_shared<ScriptedQueue>(/*worker=*/false);
+  writer->finished = waiter->finished = UINT64_MAX;
+  writer->tells = waiter.get();
+  Signal host("host"), gate("gate"), done("done"), later("later");
+  waiter->push(HwQueue().wait(host, 1).signal(later, 1).packets(), 1, 0);
+  waiter->push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).signal(done, 1).packets(), 2, 0);
+  writer->push(HwQueue().signal(gate, 1).packets(), 3, 0);
+  EXPECT_EQ(waiter->execs.load(), 0) << "recorded ahead of a submission pushed before it";
+  host.set(1);
+  writer->push(HwQueue().signal(gate, 2).packets(), 4, 0);
+  EXPECT_EQ(waiter->execs.load(), 1) << "not recorded within the writer's submit call";
+  EXPECT_EQ(waiter->device_held_waits.load(), 1);
+  done.wait(1, 10s);
+  EXPECT_EQ(later.value(), 1u);
+  EXPECT_EQ(waiter->retired_once(2), (std::vector<uint64_t>{1, 2}));
 }
 
 TEST_F(CommandProcessorTest, ShutdownFailsAHostWaitNobodyCanMeetAnyMore) {

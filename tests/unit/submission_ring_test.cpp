@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 #include "hcq/error.h"
 #include "hcq/queue.h"
@@ -31,7 +32,7 @@ TEST(SubmissionRing, SubmissionsComeOutInOrderWithTheirSignalsAcrossPaddingWraps
       const HwQueue q = signals(s, sizes[i], value);
       ring.push(q.packets(), 100 + uint64_t(i), uint64_t(i % 3), no);
       SubmissionRing::Entry e;
-      ASSERT_TRUE(ring.next(e, no, no));
+      ASSERT_TRUE(ring.take(e));
       EXPECT_EQ(e.tv, 100 + uint64_t(i));
       EXPECT_EQ(e.graph, uint64_t(i % 3));
       ASSERT_EQ(e.words.size(), q.packets().size());
@@ -58,12 +59,41 @@ TEST(SubmissionRing, WrittenAfterListsWhatPendingSubmissionsWouldSignal) {
   ring.push(mixed.packets(), 2, 0, no);
   ring.push(signals(c, 12, 1).packets(), 3, 0, no);  // beside the ring
   SubmissionRing::Entry e;
-  ASSERT_TRUE(ring.next(e, no, no));  // the first is being recorded: not pending
+  ASSERT_TRUE(ring.take(e));  // the first is being recorded: not pending
   std::vector<SignalRef> pending = ring.written_after(0);
   ASSERT_EQ(pending.size(), 13u);  // b once (not its wait or timestamp), c twelve times
   EXPECT_TRUE(pending[0].refers_to(b));
   for (size_t i = 1; i < pending.size(); ++i) EXPECT_TRUE(pending[i].refers_to(c));
   EXPECT_FALSE(ring.drained());
+}
+
+// take() with a caller that decides (the worker, or another queue's thread recording for it): what it
+// declines stays first in line, a submission beside the ring included.
+TEST(SubmissionRing, TakeLeavesWhatItsCallerDeclinesFirstInLine) {
+  SubmissionRing ring(64, "TEST q", true);
+  std::atomic<bool> no{false};
+  Signal s("s");
+  ring.push(signals(s, 12, 1).packets(), 1, 0, no);  // beside the ring
+  ring.push(signals(s, 2, 20).packets(), 2, 0, no);
+  std::vector<uint64_t> offered;
+  auto yes = [&](const SubmissionRing::Entry& e) { return offered.push_back(e.tv), true; };
+  auto nope = [&](const SubmissionRing::Entry& e) {
+    EXPECT_EQ(e.signals.written_from(0).size(), e.tv == 1 ? 12u : 2u);
+    return offered.push_back(e.tv), false;
+  };
+  SubmissionRing::Entry e;
+  EXPECT_FALSE(ring.take(e, nope));
+  ASSERT_TRUE(ring.take(e, yes));
+  EXPECT_EQ(e.tv, 1u);
+  EXPECT_EQ(e.signals.written_from(0).size(), 12u) << "a declined heap copy kept its signals";
+  ring.release(e);
+  EXPECT_FALSE(ring.take(e, nope));
+  ASSERT_TRUE(ring.take(e, yes));
+  EXPECT_EQ(e.tv, 2u);
+  EXPECT_EQ(offered, (std::vector<uint64_t>{1, 1, 2, 2}));
+  ring.release(e);
+  EXPECT_TRUE(ring.drained());
+  EXPECT_FALSE(ring.take(e, yes));
 }
 
 TEST(SubmissionRing, AProducerWaitsForRoomAndGivesUpWhenTheQueueIsAbandoned) {
@@ -76,7 +106,7 @@ TEST(SubmissionRing, AProducerWaitsForRoomAndGivesUpWhenTheQueueIsAbandoned) {
   std::thread consumer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     SubmissionRing::Entry e;
-    ASSERT_TRUE(ring.next(e, no, no));
+    ASSERT_TRUE(ring.take(e));
     ring.release(e);
   });
   ring.push(q.packets(), 3, 0, no);  // waits for the first to be released
@@ -97,12 +127,15 @@ TEST(SubmissionRing, AProducerWaitsForRoomAndGivesUpWhenTheQueueIsAbandoned) {
   // The consumer stops once told to, with what is left still there.
   std::atomic<bool> stop{true};
   SubmissionRing::Entry e;
-  EXPECT_TRUE(ring.next(e, stop, no));  // drains before it stops
+  EXPECT_TRUE(ring.wait(stop, no));  // drains before it stops
+  ASSERT_TRUE(ring.take(e));
   ring.release(e);
-  EXPECT_TRUE(ring.next(e, stop, no));
+  EXPECT_TRUE(ring.wait(stop, no));
+  ASSERT_TRUE(ring.take(e));
   ring.release(e);
-  EXPECT_FALSE(ring.next(e, stop, no));
-  EXPECT_FALSE(ring.next(e, no, abandoned));
+  EXPECT_FALSE(ring.take(e));
+  EXPECT_FALSE(ring.wait(stop, no));
+  EXPECT_FALSE(ring.wait(no, abandoned));
 }
 
 }  // namespace
