@@ -265,8 +265,8 @@ void CommandProcessor::work() {
   SignalRef first;
   uint64_t first_v = 0;
   bool give_up = false;
-  const std::function<bool(const SubmissionRing::Entry&)> unblocked = [&](const SubmissionRing::Entry& x) {
-    return give_up || !blocked_first(x.words, x.signals, first, first_v);
+  const SubmissionRing::Accept unblocked = [&](std::span<const uint64_t> w, const SubmissionSignals& sigs) {
+    return give_up || !blocked_first(w, sigs, first, first_v);
   };
   std::unique_lock c(consume_mu_);
   while (!abandoned_) {
@@ -285,7 +285,10 @@ void CommandProcessor::work() {
     give_up = false;
     entry_ = &e;
     process(e.words, e.tv, e.signals, e.graph);
-    if (abandoned_) break;
+    if (abandoned_) {
+      wake_told();
+      break;
+    }
     entry_ = nullptr;
     drive_told();  // before the release: from then on the pusher may record (and tell) again
     ring_.release(e);
@@ -344,32 +347,47 @@ bool CommandProcessor::wait_first(const SignalRef& s, uint64_t v, std::unique_lo
   return give_up;
 }
 
-void CommandProcessor::written(CommandProcessor& other, const SignalRef& s) {
-  other.retry_wait(s);
-  if (other.cfg_.executes) return;  // its recording runs kernels: only its own threads do that
-  for (const auto& t : told_)
-    if (t.first == &other) return;
-  told_.emplace_back(&other, other.weak_from_this());  // empty while its constructor runs: not driven
+void CommandProcessor::written(const SignalRef& s) {
+  CommandProcessor* other = sibling_.load(std::memory_order_acquire);
+  if (!other) return;
+  // A queue whose recording runs kernels is driven only by its own threads.
+  if (other->cfg_.executes) return other->retry_wait(s);
+  other->retry_ = true;  // its worker is woken after the drive (wake_told): woken first, it would record
+  told_ = other;
+  if (told_signals_.empty() || told_signals_.back().id() != s.id()) told_signals_.push_back(s);
 }
 
 void CommandProcessor::drive_told() {
-  for (const auto& t : told_)
-    if (auto q = t.second.lock()) q->drive();
-  told_.clear();
+  if (told_) told_->drive();
+  told_ = nullptr;
+  wake_told();
+}
+
+void CommandProcessor::wake_told() {
+  for (const SignalRef& s : told_signals_) s.wake();  // a worker holding a wait for it looks again
+  told_signals_.clear();
 }
 
 // Another queue's recording thread records this queue's next submissions, as long as none can block,
-// unless the worker is recording (it holds the consume lock; retry_wait told it). One hop: the queues
-// these submissions tell are left to their own threads (retry_wait), so no chain of queues grows here.
+// unless the worker is recording (it holds the consume lock; retry_wait told it). Bounded: one hop (the
+// queues these submissions tell are left to their own threads, so no chain of queues grows here), a
+// few submissions (a producer that keeps pushing must not keep this thread), and half the segment
+// budget in flight at most (flush() would block this thread on the device).
 void CommandProcessor::drive() {
   if (abandoned_ || closing_) return;
   std::unique_lock c(consume_mu_, std::try_to_lock);
   if (!c.owns_lock()) return;
-  const std::function<bool(const SubmissionRing::Entry&)> accept = [this](const SubmissionRing::Entry& x) {
-    return recordable(x.words, x.signals);
+  const SubmissionRing::Accept accept = [this](std::span<const uint64_t> w, const SubmissionSignals& sigs) {
+    return recordable(w, sigs);
   };
+  constexpr int kMostSubmissions = 16;
   SubmissionRing::Entry e;
-  while (!abandoned_ && ring_.take(e, accept)) {
+  for (int n = 0; n < kMostSubmissions && !abandoned_; ++n) {
+    {
+      std::lock_guard lk(mu_);
+      if (inflight_.size() >= cfg_.max_segments / 2) break;
+    }
+    if (!ring_.take(e, accept)) break;
     {
       std::lock_guard lk(mu_);
       waiting_on_ = {};  // the worker's wait for it (wait_first) is over: status() and quiet() see so
@@ -377,7 +395,8 @@ void CommandProcessor::drive() {
     entry_ = &e;
     process(e.words, e.tv, e.signals, e.graph);
     entry_ = nullptr;
-    told_.clear();  // before the release, as work() does
+    told_ = nullptr;  // before the release, as work() does
+    wake_told();
     ring_.release(e);
   }
   if (closing_ && ring_.drained()) {
@@ -567,6 +586,7 @@ void CommandProcessor::profiled(Marks timing, const Program* program, uint64_t b
 std::shared_ptr<std::string> CommandProcessor::host_wait(const SignalRef& s, uint64_t v) {
   flush();                                    // earlier work must not wait behind the signal
   if (entry_) ring_.give_back(*entry_, at_);  // a producer waiting for room may be what would meet it
+  wake_told();                                // a queue this one told may be what would meet it
   for (;;) {
     {
       std::lock_guard lk(mu_);

@@ -145,6 +145,10 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
     retry_ = true;
     s.wake();
   }
+  // The device's other queue, which written() tells (ProcessorDevice pairs its queues, and again after
+  // a reset replaced one). It outlives this queue's threads: a device keeps every queue it made, replaced
+  // ones too, until all have stopped.
+  void pair_with(CommandProcessor* other) { sibling_.store(other, std::memory_order_release); }
 
  protected:
   explicit CommandProcessor(Config cfg);
@@ -275,11 +279,12 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   // For the encoder: submit what was recorded so far (it needs room, e.g. for marks); may block while
   // max_segments are in flight. Recording thread only.
   void flush();
-  // For the encoder (encode_signal): a write of `s` that `other`, another queue of the device, may wait
-  // for was just recorded. `other` offers a wait for it that it holds on the host to encode_wait again
-  // (retry_wait); and once this thread has recorded the current submission, it records `other`'s next
-  // submissions itself if its worker has not started on them and none can block (drive()).
-  void written(CommandProcessor& other, const SignalRef& s);
+  // For the encoder (encode_signal): a write of `s` that the device's other queue (pair_with) may wait
+  // for was just recorded. That queue offers a wait for it that it holds on the host to encode_wait again
+  // (retry_wait); and once this thread has recorded the current submission, it records that queue's next
+  // submissions itself if its worker has not started on them and none can block (drive()). Its worker
+  // is woken only after that, so that it does not take them first.
+  void written(const SignalRef& s);
   bool abandoned() const { return abandoned_.load(); }
   const Config& config() const { return cfg_; }
   uint64_t submission() const { return tv_; }  // the timeline value of the submission being recorded
@@ -317,6 +322,7 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   bool wait_first(const SignalRef& s, uint64_t v, std::unique_lock<std::mutex>& consume);
   void drive();
   void drive_told();
+  void wake_told();
   void process(std::span<const uint64_t> words, uint64_t tv, const SubmissionSignals& signals,
                uint64_t graph);
   std::shared_ptr<std::string> host_wait(const SignalRef& s, uint64_t v);
@@ -342,8 +348,10 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   uint64_t submitted_ = 0;  // the token of the last submitted segment
   uint64_t tv_ = 0;         // the packet being recorded: its submission's timeline value, its offset
   uint32_t at_ = 0;
-  // The queues written() told since this thread last drove them (drive_told), each once.
-  std::vector<std::pair<CommandProcessor*, std::weak_ptr<CommandProcessor>>> told_;
+  // What written() reported since this thread last drove (drive_told): the queue, and the signals whose
+  // waiters are woken after the drive.
+  CommandProcessor* told_ = nullptr;
+  std::vector<SignalRef> told_signals_;
   // Held by the thread that takes submissions from the ring and records them: the worker, except while it
   // waits for one or for the first wait of the next (wait_first), when drive() may take it.
   std::mutex consume_mu_;
@@ -351,7 +359,7 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   // only after abandon_executing() took the running command's token, which the backend published after
   // these were written (a release the taking acquires), and the worker writes neither again until it
   // leaves (under mu_).
-  const SubmissionRing::Entry* entry_ = nullptr;
+  SubmissionRing::Entry* entry_ = nullptr;
 
   std::mutex mu_;  // everything below
   // Each waiter has its own condition variable, so a notification wakes only the thread it is for.
@@ -372,6 +380,7 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   bool shut_ = false, clean_ = true;  // shutdown() ran; its answer (one thread at a time)
   SignalRef waiting_on_;
   uint64_t waiting_for_ = 0;
+  std::atomic<CommandProcessor*> sibling_{nullptr};
   std::atomic<bool> retry_{false};  // retry_wait() since the worker last offered its held wait
   std::deque<Segment> inflight_;
   // Applied segments, emptied, for the recording thread to fill again (seal).

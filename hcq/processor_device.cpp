@@ -23,6 +23,8 @@ void ProcessorDevice::start_queues() {
     queues_[k] = make_queue(k, config(k));
     live_[k].store(queues_[k].get(), std::memory_order_release);
   }
+  queues_[kCompute]->pair_with(queues_[kCopy].get());
+  queues_[kCopy]->pair_with(queues_[kCompute].get());
 }
 
 bool ProcessorDevice::stop_queues() {
@@ -89,6 +91,8 @@ bool ProcessorDevice::reset_hung_queue(int k, const QueueStatus& st, uint64_t no
   for (const SignalRef& s : queues_[k]->dropped_signals()) s.fail(msg);
   graveyard_.push_back(std::move(queues_[k]));
   queues_[k] = make_queue(k, config(k));
+  queues_[k]->pair_with(queues_[1 - k].get());
+  queues_[1 - k]->pair_with(queues_[k].get());  // the replaced one stays alive in graveyard_
   live_[k].store(queues_[k].get(), std::memory_order_release);
   replace_timeline(msg);
   return true;

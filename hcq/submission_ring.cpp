@@ -98,7 +98,7 @@ void SubmissionRing::push(std::span<const uint64_t> words, uint64_t tv, uint64_t
   written_.store(wp + n);  // the doorbell
 }
 
-bool SubmissionRing::take(Entry& e, const std::function<bool(const Entry&)>& accept) {
+bool SubmissionRing::take(Entry& e, const Accept& accept) {
   uint64_t rp = rp_.load(std::memory_order_relaxed);
   for (;;) {
     // The doorbell is read again only once the consumer has caught up with its last value.
@@ -109,21 +109,19 @@ bool SubmissionRing::take(Entry& e, const std::function<bool(const Entry&)>& acc
       rp_.store(rp, std::memory_order_release);
       continue;
     }
-    e.begin = rp, e.end = s.next;
-    e.tv = s.tv, e.graph = s.graph;
     if (s.big) {
-      e.words = s.big->words;
-      e.signals = std::move(s.big->signals);
-      if (accept && !accept(e)) {
-        s.big->signals = std::move(e.signals);
-        return false;
-      }
+      if (accept && !accept(s.big->words, s.big->signals)) return false;
       e.big.reset(s.big);
+      e.words = e.big->words;
+      e.signals = std::move(e.big->signals);
     } else {
+      SubmissionSignals signals(s.words, slots_.get(), s.base);
+      if (accept && !accept(s.words, signals)) return false;
       e.words = s.words;
-      e.signals = SubmissionSignals(e.words, slots_.get(), s.base);
-      if (accept && !accept(e)) return false;
+      e.signals = std::move(signals);
     }
+    e.begin = rp, e.end = s.next, e.given = 0;
+    e.tv = s.tv, e.graph = s.graph;
     rp_.store(e.end, std::memory_order_release);
     return true;
   }
@@ -137,19 +135,26 @@ bool SubmissionRing::wait(const std::atomic<bool>& stop, const std::atomic<bool>
   return more && !abort.load();
 }
 
+// Before the producer may reuse them. Packets from offset `from` (a packet's) up to `to`.
+void SubmissionRing::clear_slots(const Entry& e, size_t from, size_t to) {
+  if (e.big) return;
+  const uint64_t base = (e.begin & (size_ - 1)) + kBeginWords + from;
+  for (pk::Ref r : pk::each(e.words.subspan(from, to - from)))
+    if (pk::names_signal(r.op)) slots_[(base + r.at) / 2] = {};
+}
+
 void SubmissionRing::release(Entry& e) {
-  if (!e.big) {
-    const uint64_t base = (e.begin & (size_ - 1)) + kBeginWords;
-    for (pk::Ref r : pk::each(e.words))
-      if (pk::names_signal(r.op)) slots_[(base + r.at) / 2] = {};  // before the producer may reuse the slot
-  }
+  clear_slots(e, e.given, e.words.size());  // what give_back() left: the rest may be overwritten already
   e.big.reset();
   e.signals = {};
   if (e.end == rung_ || e.end - published_ >= size_ / 16) publish(e.end);
 }
 
-void SubmissionRing::give_back(const Entry& e, size_t offset) {
-  if (!e.big) publish(e.begin + kBeginWords + offset);
+void SubmissionRing::give_back(Entry& e, size_t offset) {
+  if (e.big || offset <= e.given) return;
+  clear_slots(e, e.given, offset);
+  e.given = offset;
+  publish(e.begin + kBeginWords + offset);
 }
 
 void SubmissionRing::give_back_read() { publish(rp_.load(std::memory_order_relaxed)); }

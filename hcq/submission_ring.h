@@ -55,11 +55,13 @@ class SubmissionRing {
     SubmissionSignals signals;        // their signals, by packet offset
     uint64_t tv = 0, graph = 0;
     uint64_t begin = 0, end = 0;  // its positions in the ring
+    size_t given = 0;             // its words before this packet offset were given back (give_back)
     std::unique_ptr<Big> big;
   };
-  // The next submission, if one was pushed (never blocks); `accept`, if given, decides whether it is
-  // taken (declined, it stays first in line). Pads are skipped.
-  bool take(Entry& e, const std::function<bool(const Entry&)>& accept = nullptr);
+  // The next submission, if one was pushed (never blocks); `accept`, if given, decides from its packets
+  // and their signals whether it is taken (declined, it stays first in line, untouched). Pads are skipped.
+  using Accept = std::function<bool(std::span<const uint64_t> words, const SubmissionSignals& signals)>;
+  bool take(Entry& e, const Accept& accept = nullptr);
   // Blocks until something was pushed past the consumer's position: false once `abort` is set, or once
   // `stop` is and nothing was. Reads no consumer state but that position, so another thread may take()
   // meanwhile (command_processor.h: the consumer is whoever holds the processor's consume lock).
@@ -70,7 +72,9 @@ class SubmissionRing {
   void release(Entry& e);
   // Gives back the words before packet `offset` of `e` (before a wait that may block: a producer waiting
   // for room may be what would meet it).
-  void give_back(const Entry& e, size_t offset);
+  // The producer may overwrite them from then on: their slots are cleared now, and release() walks only
+  // what follows.
+  void give_back(Entry& e, size_t offset);
   // Gives back every word before the next submission (before the consumer waits with one declined: a
   // producer waiting for room may be what would let it go on).
   void give_back_read();
@@ -90,6 +94,7 @@ class SubmissionRing {
     uint64_t tv = 0, graph = 0, base = 0, next = 0;
   };
   Slot slot(uint64_t p) const;
+  void clear_slots(const Entry& e, size_t from, size_t to);
   bool has_room(uint64_t n);
   void reserve(uint64_t n, const std::atomic<bool>& abandoned);
   void publish(uint64_t pos);

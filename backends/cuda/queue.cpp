@@ -90,8 +90,6 @@ struct Shared {
   std::mutex mu;
   std::vector<CUevent> pool;
   std::unordered_map<const void*, Producer> producers;  // by SignalRef::id()
-  // The compute and copy streams, told when the other records a write they may hold a wait for.
-  hcq::CommandProcessor* queues[2] = {};
   std::unique_ptr<WordPool> words;
   std::unique_ptr<GraphCache> graphs;
   CUevent base_ev = nullptr;  // the calibration event, and the host time right after it completed
@@ -147,18 +145,10 @@ class StreamQueue final : public hcq::CommandProcessor {
       : hcq::CommandProcessor(std::move(cfg)), sh_(sh), compute_(compute) {
     make_current(sh_.drv, sh_.ctx);
     SLUICE_DRV("open_device", sh_.name, sh_.drv, stream_create, &stream_, kStreamNonBlocking);
-    {
-      std::lock_guard lk(sh_.mu);
-      sh_.queues[!compute_] = this;
-    }
     start();
   }
 
   ~StreamQueue() override {
-    {
-      std::lock_guard lk(sh_.mu);
-      if (sh_.queues[!compute_] == this) sh_.queues[!compute_] = nullptr;
-    }
     const bool clean = shutdown();
     std::lock_guard lk(sh_.mu);
     for (Segment& s : segs_) {  // abandoned work: never reused, its device words neither
@@ -239,10 +229,12 @@ class StreamQueue final : public hcq::CommandProcessor {
       cur_.writes.push_back(s);
     }
     const uint32_t m = mark();
-    std::lock_guard lk(sh_.mu);
-    Producer& pr = sh_.producers[s.id()];
-    if (v >= pr.max) pr.max = v, pr.event = last_;
-    if (hcq::CommandProcessor* other = sh_.queues[compute_]) written(*other, s);
+    {
+      std::lock_guard lk(sh_.mu);
+      Producer& pr = sh_.producers[s.id()];
+      if (v >= pr.max) pr.max = v, pr.event = last_;
+    }
+    written(s);  // its producer is listed first: the other stream may encode a wait for it from now on
     return m;
   }
 

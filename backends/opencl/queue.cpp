@@ -32,8 +32,6 @@ struct Queues {
       if (p.signal.id() == s.id() && p.value >= v) return &p;
     return nullptr;
   }
-  // The device's two queues, told when the other records a signal write they may hold a wait for.
-  hcq::CommandProcessor* queues[2] = {};
 
   Queues(const Context& c, Memory& m, std::string d) : ctx(c), mem(m), device(std::move(d)) {}
   ~Queues() {
@@ -79,10 +77,6 @@ class ClQueue final : public hcq::CommandProcessor {
   ClQueue(Queues& sh, Config cfg, int kind) : hcq::CommandProcessor(std::move(cfg)), sh_(sh), kind_(kind) {
     q_ = create_queue(sh_.ctx, CL_QUEUE_PROFILING_ENABLE);
     done_->owner = this;
-    {
-      std::lock_guard lk(sh_.mu);
-      sh_.queues[kind_] = this;
-    }
     start();
   }
 
@@ -91,10 +85,6 @@ class ClQueue final : public hcq::CommandProcessor {
   bool completed(uint64_t token) { return complete_now(token); }
 
   ~ClQueue() override {
-    {
-      std::lock_guard lk(sh_.mu);
-      if (sh_.queues[kind_] == this) sh_.queues[kind_] = nullptr;
-    }
     {
       std::lock_guard lk(done_->owner_mu);  // no callback applies through this queue from now on
       done_->owner = nullptr;
@@ -162,9 +152,11 @@ class ClQueue final : public hcq::CommandProcessor {
   uint32_t encode_signal(const hcq::SignalRef& s, uint64_t v) override {
     const uint32_t m = encode_mark();
     api().clRetainEvent(last_ev_);
-    std::lock_guard lk(sh_.mu);
-    sh_.pending.push_back({s, v, last_ev_, kind_});
-    if (hcq::CommandProcessor* other = sh_.queues[1 - kind_]) written(*other, s);
+    {
+      std::lock_guard lk(sh_.mu);
+      sh_.pending.push_back({s, v, last_ev_, kind_});
+    }
+    written(s);  // listed first: the other queue may encode a wait for it from now on
     return m;
   }
 
@@ -184,7 +176,16 @@ class ClQueue final : public hcq::CommandProcessor {
   }
 
   uint64_t submit_segment() override {
-    if (!last_ev_) marker();
+    if (!last_ev_) {
+      try {
+        marker();
+      } catch (...) {  // it is recycled as a discarded one (token 0): in line, as below
+        std::lock_guard lk(mu_);
+        segs_.push_back(std::move(cur_));
+        cur_ = Segment{};
+        throw;
+      }
+    }
     Segment s = std::move(cur_);
     cur_ = Segment{};
     s.token = ++tokens_;

@@ -91,7 +91,7 @@ class ScriptedQueue final : public CommandProcessor {
         std::lock_guard lk(other->mu);
         other->written_here.push_back(s.id());
       }
-      written(*other, s);
+      written(s);
     }
     return encode_mark();
   }
@@ -361,22 +361,24 @@ TEST_F(CommandProcessorTest, AHeldWaitGoesToTheDeviceOnceTheEncoderCanTakeIt) {
 // it never does: the waiting queue has none). Submissions keep their order: one behind a wait only the
 // host can meet stays until that wait is met.
 TEST_F(CommandProcessorTest, AWriterRecordsTheSubmissionsWaitingForItOnAnotherQueue) {
-  auto writer = std::make_shared<ScriptedQueue>();
-  auto waiter = std::make_shared<ScriptedQueue>(/*worker=*/false);
-  writer->finished = waiter->finished = UINT64_MAX;
-  writer->tells = waiter.get();
+  ScriptedQueue waiter(/*worker=*/false), writer;
+  waiter.finished = UINT64_MAX;  // the writer's segments finish once the test says: gate stays 0 till then
+  writer.tells = &waiter;
+  writer.pair_with(&waiter);
   Signal host("host"), gate("gate"), done("done"), later("later");
-  waiter->push(HwQueue().wait(host, 1).signal(later, 1).packets(), 1, 0);
-  waiter->push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).signal(done, 1).packets(), 2, 0);
-  writer->push(HwQueue().signal(gate, 1).packets(), 3, 0);
-  EXPECT_EQ(waiter->execs.load(), 0) << "recorded ahead of a submission pushed before it";
+  waiter.push(HwQueue().wait(host, 1).signal(later, 1).packets(), 1, 0);
+  waiter.push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).signal(done, 1).packets(), 2, 0);
+  writer.push(HwQueue().signal(gate, 1).packets(), 3, 0);
+  EXPECT_EQ(waiter.execs.load(), 0) << "recorded ahead of a submission pushed before it";
   host.set(1);
-  writer->push(HwQueue().signal(gate, 2).packets(), 4, 0);
-  EXPECT_EQ(waiter->execs.load(), 1) << "not recorded within the writer's submit call";
-  EXPECT_EQ(waiter->device_held_waits.load(), 1);
+  writer.push(HwQueue().signal(gate, 2).packets(), 4, 0);
+  EXPECT_EQ(waiter.execs.load(), 1) << "not recorded within the writer's submit call";
+  EXPECT_EQ(waiter.device_held_waits.load(), 1);
+  EXPECT_EQ(done.value(), 0u) << "written before the signal its submission waited for";
+  writer.finished = UINT64_MAX;
   done.wait(1, 10s);
   EXPECT_EQ(later.value(), 1u);
-  EXPECT_EQ(waiter->retired_once(2), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(waiter.retired_once(2), (std::vector<uint64_t>{1, 2}));
 }
 
 TEST_F(CommandProcessorTest, ShutdownFailsAHostWaitNobodyCanMeetAnyMore) {

@@ -68,32 +68,62 @@ TEST(SubmissionRing, WrittenAfterListsWhatPendingSubmissionsWouldSignal) {
 }
 
 // take() with a caller that decides (the worker, or another queue's thread recording for it): what it
-// declines stays first in line, a submission beside the ring included.
+// declines stays first in line, untouched, a submission beside the ring included.
 TEST(SubmissionRing, TakeLeavesWhatItsCallerDeclinesFirstInLine) {
   SubmissionRing ring(64, "TEST q", true);
   std::atomic<bool> no{false};
   Signal s("s");
   ring.push(signals(s, 12, 1).packets(), 1, 0, no);  // beside the ring
   ring.push(signals(s, 2, 20).packets(), 2, 0, no);
-  std::vector<uint64_t> offered;
-  auto yes = [&](const SubmissionRing::Entry& e) { return offered.push_back(e.tv), true; };
-  auto nope = [&](const SubmissionRing::Entry& e) {
-    EXPECT_EQ(e.signals.written_from(0).size(), e.tv == 1 ? 12u : 2u);
-    return offered.push_back(e.tv), false;
+  std::vector<size_t> offered;  // the signals of each submission offered
+  auto yes = [&](std::span<const uint64_t>, const SubmissionSignals& sig) {
+    return offered.push_back(sig.written_from(0).size()), true;
+  };
+  auto nope = [&](std::span<const uint64_t>, const SubmissionSignals& sig) {
+    return offered.push_back(sig.written_from(0).size()), false;
   };
   SubmissionRing::Entry e;
   EXPECT_FALSE(ring.take(e, nope));
   ASSERT_TRUE(ring.take(e, yes));
   EXPECT_EQ(e.tv, 1u);
-  EXPECT_EQ(e.signals.written_from(0).size(), 12u) << "a declined heap copy kept its signals";
+  EXPECT_EQ(e.signals.written_from(0).size(), 12u);
   ring.release(e);
   EXPECT_FALSE(ring.take(e, nope));
   ASSERT_TRUE(ring.take(e, yes));
   EXPECT_EQ(e.tv, 2u);
-  EXPECT_EQ(offered, (std::vector<uint64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(offered, (std::vector<size_t>{12, 12, 2, 2}));
   ring.release(e);
   EXPECT_TRUE(ring.drained());
   EXPECT_FALSE(ring.take(e, yes));
+}
+
+// A consumer that gives back the start of a submission (before a wait that may block) lets the producer
+// write over it; releasing the submission afterwards must leave the slots of what was written there
+// alone (it cleared the references of the next submission, which then named no signal).
+TEST(SubmissionRing, ReleaseAfterGiveBackLeavesTheSlotsOfWhatWasWrittenOverIt) {
+  SubmissionRing ring(64, "TEST q", true);
+  std::atomic<bool> no{false};
+  Signal a("a"), b("b"), c("c");
+  ring.push(signals(a, 8, 1).packets(), 1, 0, no);  // 28 words at 0
+  SubmissionRing::Entry first;
+  ASSERT_TRUE(ring.take(first));
+  ring.give_back(first, 12);                        // words 0-15 may be written from now on
+  ring.push(signals(b, 8, 1).packets(), 2, 0, no);  // 28 words at 28
+  ring.push(signals(c, 3, 1).packets(), 3, 0, no);  // a pad to 64, then 13 words at 0: over the start
+  for (packet::Ref r : packet::each(first.words.subspan(12)))
+    EXPECT_TRUE(first.signals.at(12 + r.at).refers_to(a));
+  ring.release(first);
+  SubmissionRing::Entry e;
+  ASSERT_TRUE(ring.take(e));
+  ring.release(e);
+  ASSERT_TRUE(ring.take(e));
+  EXPECT_EQ(e.tv, 3u);
+  for (packet::Ref r : packet::each(e.words)) {
+    ASSERT_TRUE(e.signals.at(r.at)) << "the slot of the packet at " << r.at << " was cleared";
+    EXPECT_TRUE(e.signals.at(r.at).refers_to(c));
+  }
+  ring.release(e);
+  EXPECT_TRUE(ring.drained());
 }
 
 TEST(SubmissionRing, AProducerWaitsForRoomAndGivesUpWhenTheQueueIsAbandoned) {
