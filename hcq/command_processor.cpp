@@ -291,11 +291,7 @@ void CommandProcessor::work() {
     }
     entry_ = nullptr;
     drive_told();  // before the release: from then on the pusher may record (and tell) again
-    ring_.release(e);
-    if (closing_ && ring_.drained()) {
-      std::lock_guard lk(mu_);
-      cv_.notify_all();  // shutdown() waits for the drain
-    }
+    release(e);
   }
   c.unlock();
   std::lock_guard lk(mu_);
@@ -328,23 +324,41 @@ bool CommandProcessor::blocked_first(std::span<const uint64_t> w, const Submissi
 bool CommandProcessor::wait_first(const SignalRef& s, uint64_t v, std::unique_lock<std::mutex>& consume) {
   flush();                 // earlier work must not wait behind the signal
   ring_.give_back_read();  // a producer waiting for room may be what would meet it
+  consume.unlock();
+  const Held why = hold(s, v);
+  consume.lock();
+  return why == Held::GivenUp;
+}
+
+// The host waits of the recording thread (host_wait, wait_first): until `s` reaches `v` or fails, another
+// queue records a write of some signal (retry_wait), the device is being destroyed and nothing of it can
+// write `s` any more (only the host could, and a destructor does not wait for the host: close()), or the
+// queue is abandoned. It spins a while first on every device: a host set() soon after the submit
+// (host_signal_wake) is seen at once, and sleeping at once measured no better for PoCL's threads
+// (unlike the ring's wait). status() shows the wait meanwhile.
+CommandProcessor::Held CommandProcessor::hold(const SignalRef& s, uint64_t v) {
   {
     std::lock_guard lk(mu_);
     waiting_on_ = s, waiting_for_ = v;
   }
-  consume.unlock();
-  bool give_up = false;
-  while (!s.wait_until(v, Clock::now() + kPoll, &retry_) && !s.failed() && !abandoned_) {
-    if (retry_.exchange(false)) break;  // look again: the encoder may take it now
+  Held why = Held::Reached;  // or failed
+  while (!s.wait_until(v, Clock::now() + kPoll, &retry_)) {
+    if (abandoned_) {
+      why = Held::Abandoned;
+      break;
+    }
+    if (retry_.exchange(false)) {
+      why = Held::Retry;
+      break;
+    }
     if (closing_ && cfg_.settled() && s.value() < v && !s.failed()) {
-      give_up = true;
+      why = Held::GivenUp;
       break;
     }
   }
-  consume.lock();
   std::lock_guard lk(mu_);
   waiting_on_ = {};
-  return give_up;
+  return why;
 }
 
 void CommandProcessor::written(const SignalRef& s) {
@@ -397,11 +411,16 @@ void CommandProcessor::drive() {
     entry_ = nullptr;
     told_ = nullptr;  // before the release, as work() does
     wake_told();
-    ring_.release(e);
+    release(e);
   }
+}
+
+// Done with a submission taken from the ring.
+void CommandProcessor::release(SubmissionRing::Entry& e) {
+  ring_.release(e);
   if (closing_ && ring_.drained()) {
     std::lock_guard lk(mu_);
-    cv_.notify_all();
+    cv_.notify_all();  // shutdown() waits for the drain
   }
 }
 
@@ -588,38 +607,15 @@ std::shared_ptr<std::string> CommandProcessor::host_wait(const SignalRef& s, uin
   if (entry_) ring_.give_back(*entry_, at_);  // a producer waiting for room may be what would meet it
   wake_told();                                // a queue this one told may be what would meet it
   for (;;) {
-    {
-      std::lock_guard lk(mu_);
-      waiting_on_ = s, waiting_for_ = v;
-    }
-    bool given_up = false, retry = false;
-    // It spins a while first on every device: a host set() soon after the submit (host_signal_wake) is
-    // seen at once, and sleeping at once measured no better for PoCL's threads (unlike the ring's wait).
-    while (!s.wait_until(v, Clock::now() + kPoll, &retry_) && !abandoned_) {
-      // Another queue recorded a write of some signal (retry_wait): maybe of this one.
-      if (retry_.exchange(false) && !s.failed()) {
-        retry = true;
-        break;
-      }
-      // The device is being destroyed and nothing of it can write s any more: only the host could, and
-      // a destructor does not wait for the host (close()).
-      if (closing_ && cfg_.settled() && s.value() < v && !s.failed()) {
-        given_up = true;
-        break;
-      }
-    }
-    {
-      std::lock_guard lk(mu_);
-      waiting_on_ = {};
-    }
-    if (retry) {  // outside the lock: encode_wait may throw (the submission then fails as usual)
+    const Held why = hold(s, v);
+    if (why == Held::Retry) {  // maybe of this signal: outside the lock, encode_wait may throw
       if (!encode_wait(s, v)) continue;
       open_ = true;  // the device holds the wait from here on
       cur_.completions.emplace_back(Completion::Waited, s, v);
       return nullptr;
     }
     if (s.failed()) return std::make_shared<std::string>(s.error());
-    if (given_up)
+    if (why == Held::GivenUp)
       return std::make_shared<std::string>(
           destroyed_while_waiting(cfg_.device_name, cfg_.queue_name, s.name(), v));
     if (abandoned_)

@@ -320,6 +320,9 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
                      uint64_t& v);
   void work();
   bool wait_first(const SignalRef& s, uint64_t v, std::unique_lock<std::mutex>& consume);
+  enum class Held { Reached, Retry, GivenUp, Abandoned };  // how a host wait ended (reached: or failed)
+  Held hold(const SignalRef& s, uint64_t v);
+  void release(SubmissionRing::Entry& e);
   void drive();
   void drive_told();
   void wake_told();

@@ -381,6 +381,24 @@ TEST_F(CommandProcessorTest, AWriterRecordsTheSubmissionsWaitingForItOnAnotherQu
   EXPECT_EQ(waiter.retired_once(2), (std::vector<uint64_t>{1, 2}));
 }
 
+// The drive is bounded: a writer records at most 16 of the waiting queue's submissions after each of its
+// own (a producer that keeps pushing must not keep it); the rest wait for the next write, or for the
+// waiting queue's own threads.
+TEST_F(CommandProcessorTest, AWriterRecordsAFewWaitingSubmissionsAtATime) {
+  ScriptedQueue waiter(/*worker=*/false), writer;
+  waiter.finished = writer.finished = UINT64_MAX;
+  writer.tells = &waiter;
+  writer.pair_with(&waiter);
+  Signal gate("gate"), other("other");
+  for (uint64_t tv = 1; tv <= 20; ++tv)
+    waiter.push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).packets(), tv, 0);
+  writer.push(HwQueue().signal(gate, 1).packets(), 21, 0);
+  EXPECT_EQ(waiter.execs.load(), 16);
+  writer.push(HwQueue().signal(other, 1).packets(), 22, 0);
+  EXPECT_EQ(waiter.execs.load(), 20);
+  EXPECT_EQ(waiter.retired_once(20).size(), 20u);
+}
+
 TEST_F(CommandProcessorTest, ShutdownFailsAHostWaitNobodyCanMeetAnyMore) {
   Signal gate("gate"), done("done");
   q.finished = UINT64_MAX;
