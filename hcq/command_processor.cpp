@@ -116,17 +116,22 @@ bool CommandProcessor::quiet() {
   return !busy_ && ring_.drained();
 }
 
-void CommandProcessor::push(std::span<const uint64_t> words, uint64_t tv, uint64_t graph) {
+void CommandProcessor::push(const HwQueue& q, uint64_t tv, uint64_t graph) {
   // Pushes come one at a time, so a drained ring stays empty while this thread records.
+  const std::span<const uint64_t> words = q.packets();
   const SubmissionSignals live = SubmissionSignals::live(words);
-  if (recordable(words, live) && ring_.drained()) {  // drained() last: it reads what the worker writes
-    busy_.store(true, std::memory_order_release);    // for quiet() and shutdown()
+  // What q holds spares the walk over its packets (a replayed graph's are many) where it has no wait.
+  const bool fast = (cfg_.pusher_records_work || !(q.holds(pk::Exec) || q.holds(pk::Copy))) &&
+                    (!q.holds(pk::Wait) || recordable(words, live));
+  if (fast && ring_.drained()) {                   // drained() last: it reads what the worker writes
+    busy_.store(true, std::memory_order_release);  // for quiet() and shutdown()
     process(words, tv, live, graph);
     drive_told();
-    // Sequentially consistent: either shutdown(), which sets closing_ before it looks at busy_ under mu_,
-    // sees it false, or this sees closing_ and wakes it.
-    busy_ = false;
-    if (closing_) {
+    // A release, not a full barrier (which costs as much as NULL's whole command): a shutdown() that read
+    // busy_ before this store and is not woken here sees it at its next poll (kPoll). Only a device
+    // destroyed while a thread still submits to it races so.
+    busy_.store(false, std::memory_order_release);
+    if (closing_.load(std::memory_order_acquire)) {
       std::lock_guard lk(mu_);
       cv_.notify_all();
     }
@@ -372,7 +377,8 @@ void CommandProcessor::written(const SignalRef& s) {
 }
 
 void CommandProcessor::drive_told() {
-  if (told_) told_->drive();
+  if (!told_) return;  // nothing was written for the other queue
+  told_->drive();
   told_ = nullptr;
   wake_told();
 }
@@ -436,28 +442,28 @@ std::shared_ptr<std::string> CommandProcessor::failure(const std::string& e, boo
 // --- Recording (one thread at a time: the worker, or a pusher while busy_) ---
 
 // The packets' signals are read through `signals`: the Signals themselves may be gone by now.
+// A fatal error from before (what comes later fails with it), and the hcq::Graphs forgotten since the
+// last submission: their native forms are dropped here, on the recording thread.
+std::shared_ptr<std::string> CommandProcessor::begin_submission() {
+  std::vector<uint64_t> forgotten;
+  std::shared_ptr<std::string> error;
+  {
+    std::lock_guard lk(mu_);
+    error = lost_;
+    forgotten.swap(forgotten_);
+    forgot_ = false;
+  }
+  for (uint64_t g : forgotten) drop_graph(g);
+  return error;
+}
+
 void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const SubmissionSignals& signals,
                                uint64_t graph) {
-  std::shared_ptr<std::string> error;
-  if (forgot_ || !cfg_.executes) {  // an executing queue takes no lock per submission
-    std::vector<uint64_t> forgotten;
-    {
-      std::lock_guard lk(mu_);
-      error = lost_;
-      forgotten.swap(forgotten_);
-      forgot_ = false;
-    }
-    for (uint64_t g : forgotten) drop_graph(g);
-  }
-  const bool executes = cfg_.executes;
+  if (cfg_.executes) return execute(w, tv, signals);
+  std::shared_ptr<std::string> error = begin_submission();
   const bool profiling = cfg_.profiling();
-  // An executing encoder's time for the signals and retirement that follow a command: one clock read
-  // until something runs again (a clock read costs as much as a NULL device's whole command).
-  uint64_t now = 0;
-  auto stamp = [&now] { return now ? now : now = now_ns(); };
   size_t i = 0;  // where the submission stopped: the signals recorded from here on fail
   auto discard = [&] {
-    if (executes) return;
     discard_segment();
     open_ = false;
     cur_.programs.clear();
@@ -492,20 +498,11 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
             break;
           }
           error = host_wait(s, p[2]);
-          now = 0;
-          if (executes && abandoned_) return;
           break;
         }
         case pk::Signal:
         case pk::Timestamp: {
           const bool write = r.op == pk::Signal;
-          if (executes) {
-            if (write)
-              signals.at(r.at).device_write(p[2], stamp());
-            else
-              signals.at(r.at).device_timestamp(stamp());
-            break;
-          }
           Completion c(write ? Completion::Signal : Completion::Timestamp, signals.at(r.at),
                        write ? p[2] : 0);
           c.marks.start = write ? encode_signal(c.signal, c.value) : encode_mark();
@@ -515,14 +512,6 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
         }
         case pk::Exec: {
           pk::ExecView e(p);
-          if (executes) {
-            const uint64_t t0 = profiling ? now_ns() : 0;
-            encode_exec(e, nullptr);
-            if (abandoned_) return;  // the device failed what follows
-            now = profiling ? now_ns() : 0;
-            if (profiling) record(e.program, t0, now, 0, tv_, at_);
-            break;
-          }
           if (commands_ >= cfg_.segment_commands) flush();  // a full segment goes before the next command
           open_ = true;
           mark_follows_ = mark_follows_after(w, r.at + pk::words(p[0]));
@@ -533,13 +522,6 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
           break;
         }
         case pk::Copy:
-          if (executes) {
-            const uint64_t t0 = profiling ? now_ns() : 0;
-            encode_copy(p[1], p[2], p[3], nullptr);
-            now = profiling ? now_ns() : 0;
-            if (profiling) record(nullptr, t0, now, p[3], tv_, at_);
-            break;
-          }
           if (commands_ >= cfg_.segment_commands) flush();
           open_ = true;
           mark_follows_ = mark_follows_after(w, r.at + pk::words(p[0]));
@@ -548,7 +530,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
           ++commands_;
           break;
         case pk::Barrier:
-          open_ = !executes;
+          open_ = true;
           encode_barrier();
           break;
         default: break;
@@ -560,12 +542,6 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
     }
   }
   // The rest of a failed submission is skipped: its signals fail; it still retires in order.
-  if (executes) {
-    if (error)
-      for (const SignalRef& s : signals.written_from(i)) s.fail(*error);
-    cfg_.retire(tv, stamp());
-    return;
-  }
   for (SignalRef& s : signals.written_from(i)) cur_.completions.emplace_back(Completion::Fail, std::move(s));
   if (error)
     for (Completion& c : cur_.completions)
@@ -581,6 +557,58 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
       if (c.kind == Completion::Signal) c.kind = Completion::Fail, c.error = err;
     seal();
   }
+}
+
+// An executing encoder's submission (Config::executes): each command runs as the walk reaches it and
+// what follows it applies at once, on this thread. No segment, and no lock per submission unless a
+// graph was forgotten meanwhile: NULL's whole submission costs about as much as one lock.
+void CommandProcessor::execute(std::span<const uint64_t> w, uint64_t tv, const SubmissionSignals& signals) {
+  std::shared_ptr<std::string> error = forgot_ ? begin_submission() : nullptr;
+  const bool profiling = cfg_.profiling();
+  // The time of the signals and retirement that follow a command: one clock read until something runs
+  // again (a clock read costs as much as a NULL device's whole command).
+  uint64_t now = 0;
+  auto stamp = [&now] { return now ? now : now = now_ns(); };
+  size_t i = 0;  // where the submission stopped: the signals recorded from here on fail
+  for (pk::Ref r : pk::each(w)) {
+    if (error) break;
+    const uint64_t* p = r.p;
+    i = r.at + pk::words(p[0]);
+    tv_ = tv, at_ = r.at;
+    try {
+      switch (r.op) {
+        case pk::Wait: {
+          const SignalRef& s = signals.at(r.at);
+          if (s.value() >= p[2] && !s.failed()) break;
+          error = host_wait(s, p[2]);
+          now = 0;
+          if (abandoned_) return;
+          break;
+        }
+        case pk::Signal: signals.at(r.at).device_write(p[2], stamp()); break;
+        case pk::Timestamp: signals.at(r.at).device_timestamp(stamp()); break;
+        case pk::Exec:
+        case pk::Copy: {
+          const bool exec = r.op == pk::Exec;
+          const uint64_t t0 = profiling ? now_ns() : 0;
+          if (exec)
+            encode_exec(pk::ExecView(p), nullptr);
+          else
+            encode_copy(p[1], p[2], p[3], nullptr);
+          if (abandoned_) return;  // the device failed what follows
+          now = profiling ? now_ns() : 0;
+          if (profiling) record(exec ? pk::ExecView(p).program : nullptr, t0, now, exec ? 0 : p[3], tv, r.at);
+          break;
+        }
+        case pk::Barrier: encode_barrier(); break;
+        default: break;
+      }
+    } catch (const std::exception& e) { error = failure(e.what()); }
+  }
+  // The rest of a failed submission is skipped: its signals fail; it still retires in order.
+  if (error)
+    for (const SignalRef& s : signals.written_from(i)) s.fail(*error);
+  cfg_.retire(tv, stamp());
 }
 
 // Whether a signal or timestamp packet follows word `at` of `w` (barriers aside), or nothing does.

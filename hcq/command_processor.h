@@ -96,7 +96,9 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
     // since the one before it finished; a hang is that time past the hang timeout). A native graph
     // replay is one segment.
     size_t segment_commands = 16;
-    bool executes = false;  // the encoder runs each command before it returns (above)
+    // The encoder runs each command before it returns (above); it is not asked for waits or graphs
+    // (encode_wait, encode_graph): a wait not met is held on the host, a replay runs its packets.
+    bool executes = false;
     // The fast path may record kernels and copies. Where it may not (the CPU's), the worker runs them
     // and spins a while for the next submission before it sleeps; elsewhere the pusher records whatever
     // it can, and a spinning worker would take a core from the driver threads (lavapipe's, PoCL's) that
@@ -109,9 +111,9 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   CommandProcessor(const CommandProcessor&) = delete;
   CommandProcessor& operator=(const CommandProcessor&) = delete;
 
-  // Submission `timeline_value` (its packets); `graph`: the hcq::Graph it replays (its id,
+  // Submission `timeline_value` (q's packets); `graph`: the hcq::Graph it replays (its id,
   // Device::submit_graph), 0 for none.
-  void push(std::span<const uint64_t> words, uint64_t timeline_value, uint64_t graph);
+  void push(const HwQueue& q, uint64_t timeline_value, uint64_t graph);
   // The hcq::Graph is gone: the recording thread drops its native form (drop_graph) before it next records.
   void forget_graph(uint64_t graph);
   QueueStatus status();  // token: the oldest unfinished segment
@@ -328,6 +330,8 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   void wake_told();
   void process(std::span<const uint64_t> words, uint64_t tv, const SubmissionSignals& signals,
                uint64_t graph);
+  void execute(std::span<const uint64_t> words, uint64_t tv, const SubmissionSignals& signals);
+  std::shared_ptr<std::string> begin_submission();
   std::shared_ptr<std::string> host_wait(const SignalRef& s, uint64_t v);
   void record(const Program* program, uint64_t t0, uint64_t t1, uint64_t bytes, uint64_t submission,
               uint32_t at);

@@ -103,27 +103,9 @@ uint64_t Device::submit_graph(const HwQueue& q, uint64_t graph) {
   return do_submit_graph(q, graph);
 }
 
-void Device::retire(uint64_t value, uint64_t timestamp_ns) {
-  Retirement& r = retire_;
-  std::lock_guard lk(r.mu);
-  if (value <= r.retired) return;  // counted already: a replaced timeline took it (replace_timeline)
-  if (value != r.retired + 1) {    // an earlier value is still running
-    r.done.insert(value);
-    return;
-  }
-  // In order (the usual case): no set node.
-  for (r.retired = value; !r.done.empty() && *r.done.begin() == r.retired + 1; ++r.retired)
-    r.done.erase(r.done.begin());
-  timeline().device_write(r.retired, timestamp_ns);
-}
+void Device::retire(uint64_t value, uint64_t timestamp_ns) { retire_.done(value, timestamp_ns); }
 
 void Device::replace_timeline(const std::string& error) {
-  {
-    Retirement& r = retire_;
-    std::lock_guard rl(r.mu);
-    r.retired = std::max(r.retired, timeline_value());
-    r.done.erase(r.done.begin(), r.done.upper_bound(r.retired));
-  }
   std::lock_guard lk(mu_);
   timeline().fail(error);
   timelines_.push_back(std::make_unique<Signal>(name_ + " timeline#" + std::to_string(timelines_.size() + 1),

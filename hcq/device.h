@@ -53,7 +53,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +61,7 @@
 #include "hcq/profile.h"
 #include "hcq/program.h"
 #include "hcq/queue.h"
+#include "hcq/retirement.h"
 #include "hcq/signal.h"
 
 namespace sluice::hcq {
@@ -187,11 +187,7 @@ class Device {
   std::atomic<int64_t> hang_timeout_ns_;
   std::mutex mu_;  // timelines_, profile_
   std::vector<ProfileRecord> profile_;
-  struct alignas(64) Retirement {
-    std::mutex mu;            // the rest, and the order of the timeline's writes
-    uint64_t retired = 0;     // the timeline's value: every value up to it is done
-    std::set<uint64_t> done;  // values done above retired + 1
-  } retire_;
+  Retirement retire_{timeline_};  // retire()
 };
 
 }  // namespace sluice::hcq

@@ -49,7 +49,7 @@ uint64_t ProcessorDevice::do_submit_graph(const HwQueue& q, uint64_t graph) {
   const int k = q.kind() == QueueKind::Compute ? kCompute : kCopy;
   std::lock_guard lk(submit_mu_[k]);
   const uint64_t v = next_timeline_value();
-  queues_[k]->push(q.packets(), v, graph);
+  queues_[k]->push(q, v, graph);
   return v;
 }
 

@@ -35,6 +35,7 @@ HwQueue::HwQueue(QueueKind kind, uint32_t index) : kind_(kind), index_(index) { 
 void HwQueue::begin(packet::Op op, uint32_t words, Cmd* cmd) {
   if (cmd) cmd->at = uint32_t(words_.size());
   ++commands_;
+  ops_ |= 1u << op;
   words_.push_back(packet::header(op, words));
 }
 

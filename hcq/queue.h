@@ -165,6 +165,9 @@ class HwQueue {
   bool empty() const { return commands_ == 0; }
   // Every kernel recorded was loaded on `dev` (Device::submit's check, without a walk over the packets).
   bool programs_on(const Device& dev) const { return !mixed_ && (!device_ || device_ == &dev); }
+  // Whether a command with opcode `op` was recorded (a submitter that looks for waits, or for work, needs
+  // no walk over the packets of a queue that has none).
+  bool holds(packet::Op op) const { return ops_ >> op & 1; }
 
  private:
   uint64_t* at(Cmd c, packet::Op a, packet::Op b, const char* func);
@@ -173,6 +176,7 @@ class HwQueue {
   QueueKind kind_;
   uint32_t index_;
   size_t commands_ = 0;
+  uint32_t ops_ = 0;  // bit op: an `op` command was recorded
   std::vector<uint64_t> words_;
   const Device* device_ = nullptr;  // the first kernel's; mixed_: a later one's differs
   bool mixed_ = false;

@@ -136,7 +136,7 @@ struct CommandProcessorTest : testing::Test {
   Kernel kernel{*owner, "k", {0, 0}};
   ScriptedQueue q;
 
-  void push(const HwQueue& hq, uint64_t tv) { q.push(hq.packets(), tv, 0); }
+  void push(const HwQueue& hq, uint64_t tv) { q.push(hq, tv, 0); }
 };
 
 TEST_F(CommandProcessorTest, MarkTimesAreClampedIntoTheWindowTheHostSawTheSegmentRun) {
@@ -189,7 +189,7 @@ TEST_F(CommandProcessorTest, ANativeGraphReplayGetsTheHangBudgetOfItsParts) {
   q.native_graphs = true;
   HwQueue hq;
   for (int i = 0; i < 40; ++i) hq.exec(kernel, {}, {1}).memory_barrier();
-  q.push(hq.packets(), 1, /*graph=*/7);
+  q.push(hq, 1, /*graph=*/7);
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(q.tokens, 1u);
   QueueStatus st = q.status();
@@ -366,12 +366,12 @@ TEST_F(CommandProcessorTest, AWriterRecordsTheSubmissionsWaitingForItOnAnotherQu
   writer.tells = &waiter;
   writer.pair_with(&waiter);
   Signal host("host"), gate("gate"), done("done"), later("later");
-  waiter.push(HwQueue().wait(host, 1).signal(later, 1).packets(), 1, 0);
-  waiter.push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).signal(done, 1).packets(), 2, 0);
-  writer.push(HwQueue().signal(gate, 1).packets(), 3, 0);
+  waiter.push(HwQueue().wait(host, 1).signal(later, 1), 1, 0);
+  waiter.push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).signal(done, 1), 2, 0);
+  writer.push(HwQueue().signal(gate, 1), 3, 0);
   EXPECT_EQ(waiter.execs.load(), 0) << "recorded ahead of a submission pushed before it";
   host.set(1);
-  writer.push(HwQueue().signal(gate, 2).packets(), 4, 0);
+  writer.push(HwQueue().signal(gate, 2), 4, 0);
   EXPECT_EQ(waiter.execs.load(), 1) << "not recorded within the writer's submit call";
   EXPECT_EQ(waiter.device_held_waits.load(), 1);
   EXPECT_EQ(done.value(), 0u) << "written before the signal its submission waited for";
@@ -390,11 +390,10 @@ TEST_F(CommandProcessorTest, AWriterRecordsAFewWaitingSubmissionsAtATime) {
   writer.tells = &waiter;
   writer.pair_with(&waiter);
   Signal gate("gate"), other("other");
-  for (uint64_t tv = 1; tv <= 20; ++tv)
-    waiter.push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}).packets(), tv, 0);
-  writer.push(HwQueue().signal(gate, 1).packets(), 21, 0);
+  for (uint64_t tv = 1; tv <= 20; ++tv) waiter.push(HwQueue().wait(gate, 1).exec(kernel, {}, {1}), tv, 0);
+  writer.push(HwQueue().signal(gate, 1), 21, 0);
   EXPECT_EQ(waiter.execs.load(), 16);
-  writer.push(HwQueue().signal(other, 1).packets(), 22, 0);
+  writer.push(HwQueue().signal(other, 1), 22, 0);
   EXPECT_EQ(waiter.execs.load(), 20);
   EXPECT_EQ(waiter.retired_once(20).size(), 20u);
 }
@@ -419,7 +418,7 @@ TEST_F(CommandProcessorTest, AHungSegmentGivenUpAtShutdownLetsAnotherQueuesHostW
   q.hang_ns = std::chrono::nanoseconds(50ms).count();
   Signal gate("gate"), done("done"), copied("copied");
   push(HwQueue().exec(kernel, {}, {1}).signal(done, 1), 1);  // `finished` stays 0: it never completes
-  copy.push(HwQueue(QueueKind::Copy).wait(gate, 1).signal(copied, 1).packets(), 2, 0);
+  copy.push(HwQueue(QueueKind::Copy).wait(gate, 1).signal(copied, 1), 2, 0);
   q.close(), copy.close();
   EXPECT_FALSE(q.shutdown());
   std::atomic<bool> stopped{false};
