@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/splitmix64.h"
 #include "core/codegen/codegen.h"
 #include "core/eval/kernel_eval.h"
 #include "core/schedule/views.h"
@@ -78,18 +79,11 @@ void write_cache(const std::string& path, const BeamResult& r, const std::string
 
 // ------------------------------------------------------------------ the kernel's buffers
 
-uint64_t next_random(uint64_t& s) {  // splitmix64
-  uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // Random contents: floats in [-1, 1), integers in [1, 8] (no division by zero), bools 0/1.
 eval::HostArray random_array(DType dt, int64_t n, uint64_t seed) {
   std::vector<double> v(static_cast<size_t>(n));
   for (double& x : v) {
-    const uint64_t r = next_random(seed);
+    const uint64_t r = splitmix64(seed);
     x = dt.is_float()  ? double(r >> 11) / double(1ULL << 52) - 1.0
         : dt.is_bool() ? double(r & 1)
                        : double(1 + r % 8);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "base/splitmix64.h"
 #include "runtime/tensor_internal.h"
 
 namespace sluice {
@@ -11,14 +12,6 @@ namespace sluice {
 using detail::OpScope;
 
 namespace {
-// Derives the two 32-bit keys of a seed on the host (splitmix64: nearby seeds give unrelated keys).
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // lowbias32 (C. Wellons): a bijective 32-bit hash with near-ideal avalanche.
 Tensor hash32(Tensor x) {
   x = x ^ (x >> 16);
@@ -33,7 +26,7 @@ Tensor hash32(Tensor x) {
 Tensor random_bits(const char* op, int64_t n, uint64_t seed, const std::string& device,
                    const Tensor* counter = nullptr) {
   SLUICE_CHECK_IN(ValueError, op, n <= (int64_t(1) << 32)) << n << " elements exceed the 2^32 counter";
-  uint64_t state = seed;
+  uint64_t state = seed;  // the two 32-bit keys of the seed: nearby seeds give unrelated keys
   uint32_t k0 = uint32_t(splitmix64(state)), k1 = uint32_t(splitmix64(state));
   Tensor mixed = hash32(detail::index_ramp({n}, 0, dtypes::uint32, device) ^ int64_t(k0));
   return hash32(counter ? mixed + hash32(*counter ^ int64_t(k1)) : mixed + int64_t(k1));

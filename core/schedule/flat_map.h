@@ -7,15 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/splitmix64.h"
+
 namespace sluice::sched {
 
-inline size_t hash_word(uint64_t x) {  // a 64-bit finalizer (splitmix64): pointers differ in their low bits
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return size_t(x ^ (x >> 31));
-}
+inline size_t hash_word(uint64_t x) { return size_t(mix64(x)); }  // pointers differ in their low bits
 inline size_t hash_key(const void* p) { return hash_word(reinterpret_cast<uintptr_t>(p)); }
 inline size_t hash_key(uint64_t v) { return hash_word(v); }
 template <class A, class B>

@@ -319,8 +319,9 @@ void tile(float* out, const float* a, const float* b, int n) {
   const fs::path object = dir_ / "tile.o";
   std::ofstream(object, std::ios::binary).write(reinterpret_cast<const char*>(bin.data()), bin.size());
   std::string listing;
+  if (std::string(SLUICE_OBJDUMP).empty()) GTEST_SKIP() << "CMake found no objdump to read the code with";
   try {
-    if (hcq::run_tool({"/usr/bin/objdump", "-d", object.string()}, &listing) != 0)
+    if (hcq::run_tool({SLUICE_OBJDUMP, "-d", object.string()}, &listing) != 0)
       GTEST_SKIP() << "objdump failed: " << listing;
   } catch (const hcq::Error& e) { GTEST_SKIP() << "no objdump to read the code with: " << e.what(); }
   EXPECT_NE(listing.find("zmm"), std::string::npos) << "16-float vectors were split:\n" << listing;
