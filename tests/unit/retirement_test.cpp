@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "hcq/retirement.h"
@@ -17,30 +18,29 @@ struct Timeline {
   Retirement r{current};
 };
 
+// A signal's value and the time of its last write.
+using At = std::pair<uint64_t, uint64_t>;
+At at(const Signal& s) { return {s.value(), s.timestamp_ns()}; }
+
 TEST(Retirement, AValueInOrderIsWrittenWithItsTime) {
   Timeline t;
   t.r.done(1, 10);
-  EXPECT_EQ(t.s.value(), 1u);
-  EXPECT_EQ(t.s.timestamp_ns(), 10u);
+  EXPECT_EQ(at(t.s), At(1, 10));
   t.r.done(2, 20);
-  EXPECT_EQ(t.s.value(), 2u);
-  EXPECT_EQ(t.s.timestamp_ns(), 20u);
+  EXPECT_EQ(at(t.s), At(2, 20));
 }
 
 TEST(Retirement, EarlyValuesWaitForTheOneBeforeThemAndPassInOneWrite) {
   Timeline t;
   t.r.done(3, 30);
   t.r.done(2, 40);
-  EXPECT_EQ(t.s.value(), 0u);
-  EXPECT_EQ(t.s.timestamp_ns(), 0u);
+  EXPECT_EQ(at(t.s), At(0, 0));
   t.r.done(1, 35);
-  EXPECT_EQ(t.s.value(), 3u);
-  EXPECT_EQ(t.s.timestamp_ns(), 40u);  // the latest of the advance's times
+  EXPECT_EQ(at(t.s), At(3, 40));  // the latest of the advance's times
   t.r.done(5, 50);
   EXPECT_EQ(t.s.value(), 3u);
   t.r.done(4, 45);
-  EXPECT_EQ(t.s.value(), 5u);
-  EXPECT_EQ(t.s.timestamp_ns(), 50u);
+  EXPECT_EQ(at(t.s), At(5, 50));
 }
 
 TEST(Retirement, AReplacedTimelineCountsWhatItStartsAtAndLaterValuesContinueOnIt) {
@@ -51,12 +51,10 @@ TEST(Retirement, AReplacedTimelineCountsWhatItStartsAtAndLaterValuesContinueOnIt
   t.current = &next;
   t.r.done(3, 30);
   t.r.done(5, 50);
-  EXPECT_EQ(next.value(), 5u);
-  EXPECT_EQ(next.timestamp_ns(), 0u);  // nothing of what it counted is written
+  EXPECT_EQ(at(next), At(5, 0));  // nothing of what it counted is written
   t.r.done(7, 70);
   t.r.done(6, 60);
-  EXPECT_EQ(next.value(), 7u);
-  EXPECT_EQ(next.timestamp_ns(), 70u);
+  EXPECT_EQ(at(next), At(7, 70));
   EXPECT_EQ(t.s.value(), 1u);
 }
 
@@ -84,8 +82,7 @@ TEST(Retirement, ThreadsRetiringAtOnceWriteTheTimelineInOrder) {
   for (auto& th : threads) th.join();
   stop = true;
   watcher.join();
-  EXPECT_EQ(t.s.value(), kValues);
-  EXPECT_EQ(t.s.timestamp_ns(), kValues);
+  EXPECT_EQ(at(t.s), At(kValues, kValues));
   EXPECT_EQ(behind.load(), 0u);
 }
 
