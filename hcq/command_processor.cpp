@@ -372,14 +372,12 @@ void CommandProcessor::written(const SignalRef& s) {
   // A queue whose recording runs kernels is driven only by its own threads.
   if (other->cfg_.executes) return other->retry_wait(s);
   other->retry_ = true;  // its worker is woken after the drive (wake_told): woken first, it would record
-  told_ = other;
   if (told_signals_.empty() || told_signals_.back().id() != s.id()) told_signals_.push_back(s);
 }
 
 void CommandProcessor::drive_told() {
-  if (!told_) return;  // nothing was written for the other queue
-  told_->drive();
-  told_ = nullptr;
+  if (told_signals_.empty()) return;  // nothing was written for the other queue
+  if (CommandProcessor* other = sibling_.load(std::memory_order_acquire)) other->drive();
   wake_told();
 }
 
@@ -415,8 +413,7 @@ void CommandProcessor::drive() {
     entry_ = &e;
     process(e.words, e.tv, e.signals, e.graph);
     entry_ = nullptr;
-    told_ = nullptr;  // before the release, as work() does
-    wake_told();
+    wake_told();  // no further hop: before the release, as work() does
     release(e);
   }
 }
@@ -441,7 +438,6 @@ std::shared_ptr<std::string> CommandProcessor::failure(const std::string& e, boo
 
 // --- Recording (one thread at a time: the worker, or a pusher while busy_) ---
 
-// The packets' signals are read through `signals`: the Signals themselves may be gone by now.
 // A fatal error from before (what comes later fails with it), and the hcq::Graphs forgotten since the
 // last submission: their native forms are dropped here, on the recording thread.
 std::shared_ptr<std::string> CommandProcessor::begin_submission() {
@@ -457,6 +453,8 @@ std::shared_ptr<std::string> CommandProcessor::begin_submission() {
   return error;
 }
 
+// The packets' signals are read through `signals` (in process() and execute()): the Signals themselves
+// may be gone by now.
 void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const SubmissionSignals& signals,
                                uint64_t graph) {
   if (cfg_.executes) return execute(w, tv, signals);

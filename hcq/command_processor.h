@@ -355,9 +355,8 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   uint64_t submitted_ = 0;  // the token of the last submitted segment
   uint64_t tv_ = 0;         // the packet being recorded: its submission's timeline value, its offset
   uint32_t at_ = 0;
-  // What written() reported since this thread last drove (drive_told): the queue, and the signals whose
-  // waiters are woken after the drive.
-  CommandProcessor* told_ = nullptr;
+  // What written() reported for the other queue (pair_with) since this thread last drove it (drive_told):
+  // the signals whose waiters are woken after the drive; none, no drive.
   std::vector<SignalRef> told_signals_;
   // Held by the thread that takes submissions from the ring and records them: the worker, except while it
   // waits for one or for the first wait of the next (wait_first), when drive() may take it.
