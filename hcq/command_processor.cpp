@@ -104,7 +104,8 @@ bool CommandProcessor::shutdown() {
     clean_ = wait_segment(submitted_, limit, error) || !error.empty();
   }
   if (clean_)
-    for (Segment& s : inflight_) recycle_segment(s.token);
+    for (Segment& s : inflight_)
+      if (!s.host_only) recycle_segment(s.token);
   return clean_;
 }
 
@@ -172,17 +173,25 @@ QueueStatus CommandProcessor::status() {
 
 void CommandProcessor::wait_for(const Signal& s, uint64_t v, uint64_t tv, Clock::time_point deadline) {
   if (cfg_.executes) return;  // no segments: nothing to wait for in a driver
+  // The segment that writes it, or the newest submitted one before it, if it was never submitted (it
+  // is applied with that one).
   uint64_t target = 0;
   {
     std::lock_guard lk(mu_);
-    for (const Segment& seg : inflight_) {
+    auto writes = [&](const Segment& seg) {
       for (const Completion& c : seg.completions)
         if ((c.kind == Completion::Signal && c.signal.refers_to(s) && c.value >= v) ||
-            (tv && c.kind == Completion::Retire && c.value >= tv)) {
-          target = seg.token;
-          break;
-        }
-      if (target || seg.token == 0) break;  // a segment never submitted completes on the other threads
+            (tv && c.kind == Completion::Retire && c.value >= tv))
+          return true;
+      return false;
+    };
+    uint64_t newest = 0;
+    for (const Segment& seg : inflight_) {
+      newest = seg.token ? seg.token : newest;
+      if (writes(seg)) {
+        target = newest;
+        break;
+      }
     }
   }
   if (!target) return;
@@ -462,8 +471,7 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
   const bool profiling = cfg_.profiling();
   size_t i = 0;  // where the submission stopped: the signals recorded from here on fail
   auto discard = [&] {
-    discard_segment();
-    open_ = false;
+    discard_segment();  // what was enqueued runs: the segment still goes to the device (open_ stays)
     cur_.programs.clear();
     for (Completion& c : cur_.completions) c.marks = {};
     std::erase_if(cur_.completions, [](const Completion& c) { return c.kind == Completion::Profile; });
@@ -658,11 +666,20 @@ void CommandProcessor::flush() {
     std::unique_lock lk(mu_);
     cv_.wait(lk, [&] { return inflight_.size() < cfg_.max_segments || abandoned_; });
   }
-  cur_.submit_ns = now_ns();
-  const uint64_t token = cur_.token = submit_segment();
-  submitted_ = token;
-  seal(/*notify=*/false);
-  sealed(token);
+  if (!open_) {
+    // Nothing for the device (an empty submission; signals where the encoder puts no mark): no driver
+    // call, and no thread woken when nothing is in flight before it, as its completions apply once the
+    // segments before it have. A driver marker here cost PoCL more than the rest of the submission.
+    cur_.host_only = true;
+    seal(/*notify=*/false);
+    if (complete_now(0)) return;
+  } else {
+    cur_.submit_ns = now_ns();
+    const uint64_t token = cur_.token = submit_segment();
+    submitted_ = token;
+    seal(/*notify=*/false);
+    sealed(token);
+  }
   // The completion thread is woken only for a segment that is still to be applied: one the backend
   // completed in sealed() costs no thread a wake-up.
   std::lock_guard lk(mu_);
@@ -689,7 +706,8 @@ void CommandProcessor::seal(bool notify) {
 // Segments finish in the order they were submitted; whichever thread sees one finished applies it
 // (complete_mu_ keeps that in order): the completion thread, or a host thread waiting on one of the
 // queue's signals (wait_for), so that it wakes straight from the driver. The recording thread leaves
-// completions alone: it is the one that limits eager throughput.
+// completions alone (it is the one that limits eager throughput), except for a segment never submitted
+// that nothing is in flight before (flush).
 void CommandProcessor::complete() {
   std::unique_lock lk(mu_);
   for (;;) {
@@ -725,11 +743,12 @@ void CommandProcessor::drain(uint64_t reached, std::shared_ptr<std::string> erro
     }
     // `error` is the failure of the first segment that was submitted; one never submitted has none.
     apply(s, s.token ? error : nullptr);
-    recycle_segment(s.token);
+    if (!s.host_only) recycle_segment(s.token);
     if (s.token) error = nullptr;
     s.completions.clear();
     s.programs.clear();
     s.token = s.submit_ns = 0;
+    s.host_only = false;
     std::lock_guard lk(mu_);
     // Not one grown by a long submission (a profiled graph): its lists would stay that large.
     if (spare_.size() < kSpareSegments && s.completions.capacity() <= kSpareCapacity &&

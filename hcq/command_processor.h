@@ -30,13 +30,15 @@
 //   the backend could not record) the rest of the submission is skipped and every signal it would have
 //   written fails with that error; the submission still retires in order.
 // - Recorded work goes to the device in segments (submit_segment) of at most Config::segment_commands
-//   kernels and copies, so a queue's progress is seen part by part. Each segment carries its completion
-//   list: signal writes, timestamps, failures, profile records and the timeline retirement, in record
-//   order. The completion thread waits for the oldest segment (wait_segment) and applies its list in
-//   that order, with every time read from the segment's marks and clamped into the window in which the
-//   host saw the segment run ([submit, done]): a calibration error never puts a device time before the
-//   submit or after the host saw it done. A signal recorded before a timestamp of the same signal keeps
-//   the timestamp's time, on every backend.
+//   kernels and copies, so a queue's progress is seen part by part. A segment with nothing for the
+//   device (an empty submission, or signals the encoder puts no mark for) is never submitted: it is
+//   applied once the segments before it are, on the recording thread when none is in flight. Each segment
+//   carries its completion list: signal writes, timestamps, failures, profile records and the timeline
+//   retirement, in record order. The completion thread waits for the oldest segment (wait_segment) and
+//   applies its list in that order, with every time read from the segment's marks and clamped into the window
+//   in which the host saw the segment run ([submit, done]): a calibration error never puts a device time
+//   before the submit or after the host saw it done. A signal recorded before a timestamp of the same signal
+//   keeps the timestamp's time, on every backend.
 // - A host thread waiting on a signal a segment writes may wait for that segment itself (wait_for,
 //   Device::wait_in_driver) and apply it, so it wakes straight from the driver.
 // - Bounded: at most Config::max_segments segments in flight; recording the next waits for one to
@@ -225,9 +227,9 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
     return false;
   }
   virtual void drop_graph(uint64_t graph) { (void)graph; }
-  // Submits the open segment (possibly empty: then it only marks a completion point) and returns its
-  // token: > 0, increasing. Throws on failure; then discard_segment() follows. Never called when
-  // Config::executes.
+  // Submits the open segment (something was recorded in it, or a discarded segment's commands were
+  // enqueued before: it then marks their completion point) and returns its token: > 0, increasing. Throws on
+  // failure; then discard_segment() follows. Never called when Config::executes.
   virtual uint64_t submit_segment() { return 0; }
   // The open segment will not run (a command failed, or submit_segment threw): its commands and marks
   // are void. It still completes in order, as a segment that was never submitted (token 0).
@@ -275,8 +277,9 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
 
   // For a backend whose driver reports completion in a callback: applies segment `token` on the calling
   // thread if it is the oldest in flight and nothing in it may block (no device-held wait unresolved),
-  // and returns true; false (another thread is applying, or it must wait) leaves it to the completion
-  // thread. Never blocks. Host waiters are then woken by the signal writes themselves.
+  // and returns true (token 0: the segments first in line that were never submitted); false (another thread
+  // is applying, or it must wait) leaves it to the completion thread. Never blocks. Host waiters are then
+  // woken by the signal writes themselves.
   bool complete_now(uint64_t token);
   // For the encoder: submit what was recorded so far (it needs room, e.g. for marks); may block while
   // max_segments are in flight. Recording thread only.
@@ -313,6 +316,8 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   };
   struct Segment {
     uint64_t token = 0;  // 0: never submitted (applied once the one before it is)
+    // Nothing for the device (flush): the backend never saw it, so it has nothing to recycle.
+    bool host_only = false;
     uint64_t submit_ns = 0;
     std::vector<Completion> completions;
     std::vector<const Program*> programs;

@@ -166,6 +166,35 @@ TEST_F(CommandProcessorTest, SegmentsApplyOnlyOnceTheDeviceFinishedThemAndRetire
   EXPECT_EQ(q.retired_once(2), (std::vector<uint64_t>{1, 2}));
 }
 
+// A submission with nothing for the device is never submitted: on an idle queue it retires before push
+// returns; behind unfinished work it retires once that work has, in order. A submission whose encoder
+// failed still goes to the device: what it enqueued before the failure runs, and it retires after that.
+TEST_F(CommandProcessorTest, OnlySubmissionsWithSomethingForTheDeviceAreSubmitted) {
+  auto retired = [&] {
+    std::lock_guard lk(q.mu);
+    return q.retired;
+  };
+  push(HwQueue(), 1);
+  EXPECT_EQ(q.tokens, 0u);
+  EXPECT_EQ(retired(), (std::vector<uint64_t>{1})) << "not retired within the push";
+  Signal a("a");
+  push(HwQueue().exec(kernel, {}, {1}).signal(a, 1), 2);
+  push(HwQueue(), 3);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(q.tokens, 1u);
+  EXPECT_EQ(retired(), (std::vector<uint64_t>{1})) << "retired before the work submitted ahead of it";
+  q.finished = 1;
+  EXPECT_EQ(q.retired_once(3), (std::vector<uint64_t>{1, 2, 3}));
+
+  q.throw_on_exec = true;
+  push(HwQueue().exec(kernel, {}, {1}), 4);
+  EXPECT_EQ(q.tokens, 2u) << "a failed submission's enqueued work got no completion point";
+  q.finished = 2;
+  EXPECT_EQ(q.retired_once(4), (std::vector<uint64_t>{1, 2, 3, 4}));
+  q.shutdown();  // the completion thread is done recycling
+  EXPECT_EQ(q.recycled.load(), 2) << "recycle_segment for a segment the backend never saw";
+}
+
 // A long submission reaches the device in parts of Config::segment_commands (16) kernels, so its
 // progress shows part by part.
 TEST_F(CommandProcessorTest, ALongSubmissionGoesToTheDeviceInSegments) {
