@@ -354,7 +354,7 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   Config cfg_;
   // Recording state: touched only by the thread that holds busy_.
   Segment cur_;
-  bool open_ = false;    // cur_ has commands the backend recorded
+  bool open_ = false;    // cur_ goes to the device: the backend recorded in it (discarded or not)
   size_t commands_ = 0;  // kernels and copies in cur_
   bool mark_follows_ = false;
   uint64_t submitted_ = 0;  // the token of the last submitted segment
