@@ -321,7 +321,6 @@ std::vector<Entry> entries_of(std::vector<Candidate> cands, const BeamOptions& o
 
 BeamResult search(const UOp& ast, const Kernel& heuristic, hcq::Device& dev, const render::Target& target,
                   const BeamOptions& o) {
-  const auto t0 = Clock::now();
   BeamResult r;
   codegen::KernelNamer namer;  // names unique within every batch of this search
   Scratch scratch(dev, heuristic);
@@ -351,7 +350,12 @@ BeamResult search(const UOp& ast, const Kernel& heuristic, hcq::Device& dev, con
   std::vector<std::vector<Opt>> beam{{}};
   double beam_best = INFINITY;
   std::vector<std::vector<Opt>> tried{heuristic.opts, {}};
-  while (seconds_since(t0) < o.budget_s) {
+  // The budget is the search's from here, and its first batch always runs (beam.h): on a loaded machine
+  // round 0 alone took longer than a small budget, and the search then timed no candidate at all.
+  const auto t0 = Clock::now();
+  bool searched = false;
+  auto within_budget = [&] { return !searched || seconds_since(t0) < o.budget_s; };
+  while (within_budget()) {
     std::vector<Candidate> cands;
     for (const std::vector<Opt>& base : beam)
       for (Candidate& c : codegen::next_candidates(ast, target.caps, base))
@@ -361,7 +365,7 @@ BeamResult search(const UOp& ast, const Kernel& heuristic, hcq::Device& dev, con
         }
     if (cands.empty()) break;
     std::vector<Entry> round;
-    for (size_t at = 0; at < cands.size() && seconds_since(t0) < o.budget_s; at += kChunk) {
+    for (size_t at = 0; at < cands.size() && within_budget(); at += kChunk) {
       // In chunks, so that the budget also bounds compiling (a round may hold a hundred candidates).
       std::vector<Candidate> part(
           std::make_move_iterator(cands.begin() + long(at)),
@@ -371,6 +375,7 @@ BeamResult search(const UOp& ast, const Kernel& heuristic, hcq::Device& dev, con
       const double best = best_of(all);
       for (Entry& e : chunk)
         time_entry(dev, e, scratch, o, best, r, host_clock);  // compiled: worth its timing
+      searched = true;
       for (Entry& e : chunk) round.push_back(std::move(e));
     }
     std::sort(round.begin(), round.end(), [](const Entry& a, const Entry& b) { return a.us < b.us; });

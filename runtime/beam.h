@@ -6,8 +6,9 @@
 // action lists grows one action at a time (codegen/search.h gives every kernel one action further), each
 // round's candidates compiled in batches (in parallel where the compiler allows) and each timed by the
 // device's profile record of its run (the fastest of a few runs), until a round finds nothing faster or the
-// kernel's time budget is spent. A candidate that fails to compile, fails on the device or runs past its
-// deadline is skipped with its reason (SLUICE_DEBUG >= 1 logs it), never chosen.
+// kernel's time budget is spent (counted from the end of round 0; the first batch after it always runs).
+// A candidate that fails to compile, fails on the device or runs past its deadline is skipped with its
+// reason (SLUICE_DEBUG >= 1 logs it), never chosen.
 //
 // The winner is checked before it is kept: its outputs from random inputs are compared with the reference
 // evaluator of the kernel AST (core/eval/kernel_eval.h), every output element of a small kernel and an
@@ -40,7 +41,8 @@ namespace sluice {
 struct BeamOptions {
   int width = 0;          // beam width (SLUICE_BEAM); 0: no search
   double budget_s = 30;   // search time per kernel (SLUICE_BEAM_BUDGET), checked between batches of 8
-                          // candidates (round 0 and the check of the winner come on top)
+                          // candidates, the first always timed (round 0 and the check of the winner come
+                          // on top)
   int repeats = 3;        // timed runs per candidate (the fastest counts)
   bool use_cache = true;  // read and write the disk cache
   // Test hook: called for each candidate before it is compiled; an Error it throws skips the candidate,

@@ -83,6 +83,17 @@ TEST_P(Beam, ChoosesAKernelNoSlowerThanTheHeuristicThatMatchesTheReference) {
   for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], want.value(int64_t(k)), 1e-4) << k;
 }
 
+// The budget bounds the search, not round 0 (a loaded machine can spend a small budget on round 0
+// alone), and the first batch after round 0 is timed however small the budget is.
+TEST_P(Beam, TheBudgetStartsAfterRoundZeroAndItsFirstBatchAlwaysRuns) {
+  BeamOptions o = quick();
+  o.budget_s = 1e-9;
+  const UOp ast = only_ast(randf({32, 32}, 11, GetParam()).sum({1}));
+  const BeamResult r = beam_search(ast, *dev_, device_target(GetParam()), o);
+  EXPECT_GT(r.timed, 2u) << "no candidate timed past round 0";
+  EXPECT_LE(r.timed, 2u + 8u) << "the spent budget did not stop the search after its first batch";
+}
+
 TEST_P(Beam, ASecondSearchReadsTheDiskCache) {
   const UOp ast = only_ast(randf({32, 32}, 5, GetParam()).sum({1}));
   const std::string path = beam_cache_path(ast, *dev_, 2);
