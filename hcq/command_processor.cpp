@@ -205,22 +205,27 @@ void CommandProcessor::wait_for(const Signal& s, uint64_t v, uint64_t tv, Clock:
       // The device failed under this thread: it applies the failure, as the completion thread would (a
       // driver may report a fault to one query only).
       auto err = failure(error);
-      std::lock_guard c(complete_mu_);
-      uint64_t front = 0;
       {
-        std::lock_guard lk(mu_);
-        for (const Segment& seg : inflight_)
-          if (seg.token) {
-            front = seg.token;
-            break;
-          }
+        std::lock_guard c(complete_mu_);
+        uint64_t front = 0;
+        {
+          std::lock_guard lk(mu_);
+          for (const Segment& seg : inflight_)
+            if (seg.token) {
+              front = seg.token;
+              break;
+            }
+        }
+        if (front == target) drain(front, err);  // else the completion thread reaches it in turn
       }
-      if (front == target) drain(front, err);  // else the completion thread reaches it in turn
-      return;
+      return apply_host_only();
     }
   }
-  std::lock_guard c(complete_mu_);
-  drain(target, nullptr);
+  {
+    std::lock_guard c(complete_mu_);
+    drain(target, nullptr);
+  }
+  apply_host_only();
 }
 
 bool CommandProcessor::abandon(uint64_t token) {
@@ -471,7 +476,8 @@ void CommandProcessor::process(std::span<const uint64_t> w, uint64_t tv, const S
   const bool profiling = cfg_.profiling();
   size_t i = 0;  // where the submission stopped: the signals recorded from here on fail
   auto discard = [&] {
-    discard_segment();  // what was enqueued runs: the segment still goes to the device (open_ stays)
+    discard_segment();
+    open_ = true;  // what the encoder enqueued before it failed runs: a completion point follows it
     cur_.programs.clear();
     for (Completion& c : cur_.completions) c.marks = {};
     std::erase_if(cur_.completions, [](const Completion& c) { return c.kind == Completion::Profile; });
@@ -759,16 +765,36 @@ void CommandProcessor::drain(uint64_t reached, std::shared_ptr<std::string> erro
 }
 
 bool CommandProcessor::complete_now(uint64_t token) {
-  std::unique_lock c(complete_mu_, std::try_to_lock);
-  if (!c.owns_lock()) return false;
-  {
+  auto ready = [&] {
     std::lock_guard lk(mu_);
     if (abandoned_ || inflight_.empty() || inflight_.front().token != token) return false;
     for (const Completion& x : inflight_.front().completions)  // a device-held wait not yet resolved
       if (x.kind == Completion::Waited && x.signal.value() < x.value && !x.signal.failed()) return false;
+    return true;
+  };
+  bool applied = false;
+  {
+    std::unique_lock c(complete_mu_, std::try_to_lock);
+    if (!c.owns_lock()) return false;
+    if (ready()) drain(token, nullptr), applied = true;
   }
-  drain(token, nullptr);
-  return true;
+  apply_host_only();
+  return applied;
+}
+
+// Called by a thread other than the completion thread right after it let complete_mu_ go: a segment
+// never submitted that became first in line meanwhile found the lock taken (flush) and was left to the
+// holder, and the completion thread may be asleep in the backend's wait for a later segment.
+void CommandProcessor::apply_host_only() {
+  for (;;) {
+    {
+      std::lock_guard lk(mu_);
+      if (abandoned_ || inflight_.empty() || inflight_.front().token != 0) return;
+    }
+    std::unique_lock c(complete_mu_, std::try_to_lock);
+    if (!c.owns_lock()) return;  // its holder looks again once it lets go
+    drain(0, nullptr);
+  }
 }
 
 // Waits for segment `token`; returns an error if the device failed (a fatal one: later work fails too).

@@ -347,6 +347,7 @@ class CommandProcessor : public std::enable_shared_from_this<CommandProcessor> {
   void seal(bool notify = true);  // hands the open segment to the completion thread (token set)
   void complete();
   void drain(uint64_t reached, std::shared_ptr<std::string> error);
+  void apply_host_only();
   std::shared_ptr<std::string> wait_device(uint64_t token);
   void apply(Segment& s, const std::shared_ptr<std::string>& error);
   void notify_all();
